@@ -1,0 +1,150 @@
+"""Mutants: plausible wrong answers that must lose points on the test they name.
+
+A mutant is `autograder/mutants/<lab>/<name>.py`, starting with
+
+    # Mutant: <the plausible mistake, one line>
+    # replaces: <the graded function or class it redefines>
+    # must fail: <grade_id>[, <grade_id> ...]
+
+followed by the wrong definition. `evaluate_solution` runs the solution notebook
+once in one kernel, checks it scores full marks, then for each mutant executes
+the mutant's source (redefining one function), re-runs every test cell and
+restores the solution. A mutant is caught when every grade_id it names loses
+its points and the kernel survived.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import notebooks as nbs
+from autograder import settings
+from autograder.execute import DeadKernelError, KernelSession
+
+HEADER = re.compile(r"^#\s*(Mutant|replaces|must fail)\s*:\s*(.+?)\s*$", re.M | re.I)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: Path
+    description: str
+    replaces: str
+    must_fail: tuple[str, ...]
+    source: str
+    error: str = ""  # a malformed header, explained
+
+
+def load_mutants(lab: str, strict: bool = True) -> list[Mutant]:
+    out = []
+    for path in sorted((settings.MUTANTS / lab).glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        head = {k.lower(): v for k, v in HEADER.findall("\n".join(source.splitlines()[:10]))}
+        missing = [k for k in ("mutant", "replaces", "must fail") if k not in head]
+        error = ""
+        if missing:
+            error = (f"mutant header lacks {', '.join(repr(m + ':') for m in missing)}; fix: start the file "
+                     "with '# Mutant: ...', '# replaces: <function>', '# must fail: <grade_id>'")
+            if strict:
+                raise ValueError(f"{path}: {error}")
+        out.append(Mutant(path.stem, path, head.get("mutant", ""), head.get("replaces", ""),
+                          tuple(g.strip() for g in head.get("must fail", "").split(",") if g.strip()),
+                          source, error))
+    return out
+
+
+@dataclass
+class MutantResult:
+    name: str
+    must_fail: tuple[str, ...]
+    failed: tuple[str, ...]  # every test cell that lost points
+    crashed: bool = False  # the kernel died: does not count as caught
+    broken: str = ""  # the mutant's own source raised when defined
+
+    @property
+    def caught(self) -> bool:
+        return not self.crashed and not self.broken and bool(self.must_fail) and \
+            all(g in self.failed for g in self.must_fail)
+
+
+@dataclass
+class SolutionRun:
+    lab: str
+    seconds: float = 0.0
+    score: float = 0.0
+    max_score: float = 0.0
+    cell_errors: list[str] = field(default_factory=list)  # any cell that failed in the solution
+    test_scores: list[nbs.CellScore] = field(default_factory=list)
+    rerun_problems: list[str] = field(default_factory=list)  # test cells that are not self-contained
+    skipped_gpu: int = 0
+    mutants: list[MutantResult] = field(default_factory=list)
+    mutant_seconds: float = 0.0
+    executed_path: str = ""
+
+
+def evaluate_solution(lab: str, params: dict | None = None, threads: int | None = None,
+                      with_mutants: bool = True) -> SolutionRun:
+    src = nbs.read(settings.solution_notebook(lab))
+    nb = nbs.inject_parameters(nbs.clear_outputs(src), params or {})
+    run = SolutionRun(lab)
+    session = KernelSession(nb, settings.solution_notebook(lab).parent, threads)
+    session.start()
+    try:
+        run.seconds = session.run_notebook()
+        out = settings.EXECUTED / "solutions" / f"{lab}.ipynb"
+        nbs.write(nb, out)
+        run.executed_path = str(out)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type == "code" and any(o.output_type == "error" for o in cell.outputs):
+                run.cell_errors.append(f"cell {i} ({nbs.grade_id(cell) or 'ungraded'}): "
+                                       + _error_line(cell))
+        run.test_scores = [nbs.score_test_cell(c) for c in nb.cells if nbs.is_test(c)]
+        run.score = sum(s.score for s in run.test_scores)
+        run.max_score = sum(s.max_score for s in run.test_scores)
+        run.skipped_gpu = nbs.count_skips(nb)
+        if not with_mutants:
+            return run
+        t0 = time.perf_counter()
+        tests = [(i, c) for i, c in enumerate(nb.cells) if nbs.is_test(c)]
+        solution_cells = [(i, c) for i, c in enumerate(nb.cells) if nbs.is_solution(c)]
+        # Baseline: the tests must pass again when re-run; otherwise they depend
+        # on state from other cells and mutant results would mean nothing.
+        for i, cell in tests:
+            score = nbs.score_test_cell(session.rerun_copy(cell, i))
+            if score.score < score.max_score:
+                run.rerun_problems.append(f"{score.grade_id}: {score.error}")
+        for mutant in load_mutants(lab):
+            result = MutantResult(mutant.name, mutant.must_fail, ())
+            try:
+                defined = session.run_source(mutant.source)
+                if any(o.output_type == "error" for o in defined.outputs):
+                    result.broken = _error_line(defined)
+                else:
+                    failed = []
+                    for i, cell in tests:
+                        score = nbs.score_test_cell(session.rerun_copy(cell, i))
+                        if score.score < score.max_score:
+                            failed.append(score.grade_id)
+                    result.failed = tuple(failed)
+                for i, cell in solution_cells:  # restore the right answers
+                    session.rerun_copy(cell, i)
+            except DeadKernelError:
+                result.crashed = True
+                session.nb = nbs.inject_parameters(nbs.clear_outputs(src), params or {})
+                session.restart()
+                session.run_notebook()
+            run.mutants.append(result)
+        run.mutant_seconds = time.perf_counter() - t0
+    finally:
+        session.stop()
+    return run
+
+
+def _error_line(cell) -> str:
+    for o in cell.outputs:
+        if o.output_type == "error":
+            return f"{o.ename}: {(o.evalue or '').strip().splitlines()[0] if o.evalue else ''}"
+    return ""

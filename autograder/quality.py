@@ -1,0 +1,217 @@
+"""Lab quality, measured: for every lab in solutions/
+
+1. the solution runs top to bottom and its hand-in autogrades to full marks;
+2. the untouched student notebook autogrades to 0;
+3. every mutant loses points on the test it names, without crashing the kernel;
+4. labs/ equals a fresh regeneration from solutions/.
+
+Work runs as independent jobs in a process pool (one job = one kernel or one
+nbgrader run), so the whole course fits the CI budget on 2 cores.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import settings
+
+
+@dataclass
+class GradingRun:
+    lab: str
+    seconds: float = 0.0
+    solution: object = None  # grade.SubmissionGrade of the filled-in student notebook
+    blank: object = None  # grade.SubmissionGrade of the untouched student notebook
+    out_of_sync: str = ""
+
+
+@dataclass
+class CourseRun:
+    path: str
+    seconds: float = 0.0
+    error: str = ""
+    skipped_gpu: int = 0
+
+
+@dataclass
+class LabQuality:
+    lab: str
+    solution: object = None  # mutants.SolutionRun
+    grading: GradingRun | None = None
+    errors: list[str] = field(default_factory=list)  # a job that crashed
+
+    @property
+    def seconds(self) -> float:
+        return (self.solution.seconds + self.solution.mutant_seconds if self.solution else 0) + \
+            (self.grading.seconds if self.grading else 0)
+
+    def untested(self) -> list[str]:
+        """Graded tests that no mutant fails."""
+        if not self.solution:
+            return []
+        failed = {g for m in self.solution.mutants for g in m.failed if not m.crashed}
+        return [s.grade_id for s in self.solution.test_scores if s.grade_id not in failed]
+
+    def problems(self) -> dict[str, list[str]]:
+        """check name -> what is wrong (empty lists mean the check passed)."""
+        p: dict[str, list[str]] = {"solution": [], "blank": [], "mutants": [], "sync": [], "time": []}
+        p["solution"] += self.errors
+        s, g = self.solution, self.grading
+        if s:
+            p["solution"] += [f"solution notebook cell failed: {e}" for e in s.cell_errors]
+            p["solution"] += [f"test cell is not re-runnable on its own (uses state of other cells?): {e}"
+                              for e in s.rerun_problems]
+            if s.seconds > settings.SOLUTION_BUDGET_S:
+                p["time"].append(f"solution took {s.seconds:.0f} s, budget {settings.SOLUTION_BUDGET_S} s")
+            for m in s.mutants:
+                if m.caught:
+                    continue
+                if m.crashed:
+                    why = "crashed the kernel (a crash is not a catch)"
+                elif m.broken:
+                    why = f"its own source fails to run: {m.broken}"
+                else:
+                    missed = [x for x in m.must_fail if x not in m.failed]
+                    why = (f"did not lose points on {', '.join(missed)} "
+                           f"(tests it failed: {', '.join(m.failed) or 'none'})")
+                p["mutants"].append(f"mutant {m.name} {why}")
+        if g:
+            if g.solution is None or g.solution.status != "graded" or g.solution.score != g.solution.max_score:
+                got = f"{g.solution.score:g}/{g.solution.max_score:g} ({g.solution.status})" if g.solution else "none"
+                lost = [f"{k} {v[0]:g}/{v[1]:g}" for k, v in (g.solution.cells if g.solution else {}).items()
+                        if v[0] < v[1]]
+                p["solution"].append(f"filled-in hand-in autograded to {got}, expected full marks; lost: {lost}")
+            if g.blank is None or g.blank.status != "graded" or g.blank.score != 0:
+                earned = [f"{k} {v[0]:g}" for k, v in (g.blank.cells if g.blank else {}).items() if v[0] > 0]
+                p["blank"].append(f"untouched hand-in autograded to {g.blank.score if g.blank else '?'}, expected 0; "
+                                  f"tests that give points for no work: {earned}")
+            if g.out_of_sync:
+                p["sync"].append(g.out_of_sync)
+        return p
+
+
+@dataclass
+class QualityReport:
+    labs: list[LabQuality]
+    course: list[CourseRun]
+    seconds: float
+
+
+# ---- jobs (module-level so a spawned worker can run them) ----
+
+def _solution_job(lab: str, params: dict, threads: int):
+    from autograder.mutants import evaluate_solution
+    return evaluate_solution(lab, params, threads)
+
+
+def _grading_job(lab: str, params: dict, threads: int) -> GradingRun:
+    import os
+
+    from autograder import grade
+    from autograder import notebooks as nbs
+    from autograder.execute import kernel_env
+    from autograder.release import out_of_sync
+
+    os.environ.update(kernel_env(threads))
+    t0 = time.perf_counter()
+    run = GradingRun(lab)
+    course = settings.SCRATCH / "quality" / lab
+    fresh = grade.prepare_course(lab, course)
+    run.out_of_sync = out_of_sync(lab, fresh)
+    if params:
+        fresh = grade.prepare_course(lab, course, params)
+    student = nbs.read(fresh)
+    handins = course.parent / f"{lab}-handins"
+    nbs.write(nbs.fill_solutions(student, nbs.read(settings.solution_notebook(lab))),
+              handins / "solution" / f"{lab}.ipynb")
+    nbs.write(student, handins / "blank" / f"{lab}.ipynb")
+    results = {r.student_id: r for r in grade.grade_prepared(lab, grade.collect_folder(handins, lab), course)}
+    run.solution, run.blank = results.get("solution"), results.get("blank")
+    run.seconds = time.perf_counter() - t0
+    return run
+
+
+def _course_job(path: str, params: dict, threads: int) -> CourseRun:
+    from autograder import notebooks as nbs
+    from autograder.execute import run_papermill
+
+    out = settings.EXECUTED / "course" / Path(path).name
+    run = CourseRun(path)
+    t0 = time.perf_counter()
+    try:
+        run_papermill(Path(path), out, params, threads)
+        run.skipped_gpu = nbs.count_skips(nbs.read(out))
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        run.error = str(exc).strip()[-1500:]
+    run.seconds = time.perf_counter() - t0
+    return run
+
+
+def run_all(labs: list[str] | None = None, course: bool = True, jobs: int | None = None,
+            params: dict | None = None, progress=print) -> QualityReport:
+    labs = settings.labs() if labs is None else labs
+    jobs = jobs or settings.jobs()
+    params = settings.run_parameters() if params is None else params
+    threads = max(1, (multiprocessing.cpu_count() or 1) // jobs)
+    tasks = []
+    for lab in labs:
+        tasks += [("grading", lab, _grading_job), ("solution", lab, _solution_job)]
+    if course:
+        tasks += [("course", str(p), _course_job) for p in settings.course_notebooks()]
+    t0 = time.perf_counter()
+    results: dict[tuple[str, str], object] = {}
+    errors: dict[str, list[str]] = {lab: [] for lab in labs}
+    course_runs = []
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(fn, key, params, threads): (kind, key) for kind, key, fn in tasks}
+        for fut, (kind, key) in futures.items():
+            try:
+                res = fut.result()
+            except Exception:  # noqa: BLE001 - one broken lab must not hide the others
+                msg = f"{kind} job crashed:\n{traceback.format_exc(limit=3)}"
+                if kind == "course":
+                    res = CourseRun(key, error=msg)
+                else:
+                    errors[key].append(msg)
+                    res = None
+            if kind == "course":
+                course_runs.append(res)
+            else:
+                results[(kind, key)] = res
+            progress(f"  done: {kind:<8} {Path(key).name}")
+    report = QualityReport(
+        [LabQuality(lab, results.get(("solution", lab)), results.get(("grading", lab)), errors[lab])
+         for lab in labs], course_runs, time.perf_counter() - t0)
+    return report
+
+
+def format_table(report: QualityReport) -> str:
+    head = f"{'lab':<22}{'solution':>10}{'run':>10}{'blank':>7}{'mutants':>9}{'seconds':>9}{'GPU skipped':>13}  status"
+    lines = ["lab quality", head, "-" * len(head)]
+    for q in report.labs:
+        s, g = q.solution, q.grading
+        sol = f"{g.solution.score:g}/{g.solution.max_score:g}" if g and g.solution else "-"
+        ran = f"{s.score:g}/{s.max_score:g}" if s else "-"
+        blank = f"{g.blank.score:g}" if g and g.blank else "-"
+        mut = f"{sum(m.caught for m in s.mutants)}/{len(s.mutants)}" if s else "-"
+        bad = [k for k, v in q.problems().items() if v]
+        status = "ok" if not bad else "FAIL: " + ", ".join(bad)
+        lines.append(f"{q.lab:<22}{sol:>10}{ran:>10}{blank:>7}{mut:>9}{q.seconds:>9.1f}"
+                     f"{(s.skipped_gpu if s else 0):>13}  {status}")
+        untested = q.untested()
+        if untested:
+            lines.append(f"{'':<22}graded tests no mutant fails: {', '.join(untested)}")
+    lines.append("  solution = the filled-in student notebook autograded by nbgrader; run = the solution "
+                 "notebook's own test cells")
+    if report.course:
+        lines += ["", "course notebooks", "-" * len(head)]
+        for c in sorted(report.course, key=lambda c: c.path):
+            status = "ok" if not c.error else "FAIL: " + c.error.splitlines()[-1][:80]
+            lines.append(f"{Path(c.path).name:<32}{c.seconds:>9.1f} s  GPU skipped {c.skipped_gpu}  {status}")
+    lines.append(f"total {report.seconds:.1f} s wall with {settings.jobs()} job(s)")
+    return "\n".join(lines)

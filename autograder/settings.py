@@ -1,0 +1,56 @@
+"""Every path and limit the pipeline uses, spelled once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = ROOT / "solutions"  # instructor notebooks: answers and hidden tests
+LABS = ROOT / "labs"  # generated student notebooks (committed)
+COURSE = ROOT / "course"  # walkthrough notebooks
+LABKIT = ROOT / "labkit"  # support package shipped to learners
+MUTANTS = ROOT / "autograder" / "mutants"
+NBGRADER_CONFIG = ROOT / "nbgrader_config.py"
+BUILD = ROOT / "build"
+EXECUTED = BUILD / "executed"  # papermill outputs of solutions and course notebooks
+SCRATCH = BUILD / "scratch"  # throw-away nbgrader courses used by quality checks
+GRADES = BUILD / "grades"  # `make grade` output, one folder per lab
+DEMO = BUILD / "demo"  # the generated demo class
+STUDENT_DIST = BUILD / "student"
+
+KERNEL = "python3"
+CELL_TIMEOUT_S = 120  # one cell, while executing or grading
+NOTEBOOK_BUDGET_S = 60  # a notebook with default parameters on a 2-core CPU
+SOLUTION_BUDGET_S = 60
+
+SKIP_MARK = "SKIPPED (needs CUDA):"  # printed by labkit.skip_unless_cuda
+
+
+def labs() -> list[str]:
+    """Lab ids, from the folders of solutions/ (each holds <lab>/<lab>.ipynb)."""
+    return sorted(p.parent.name for p in SOLUTIONS.glob("*/*.ipynb")
+                  if p.stem == p.parent.name)
+
+
+def course_notebooks() -> list[Path]:
+    return sorted(COURSE.glob("week*.ipynb"))
+
+
+def solution_notebook(lab: str) -> Path:
+    return SOLUTIONS / lab / f"{lab}.ipynb"
+
+
+def student_notebook(lab: str) -> Path:
+    return LABS / lab / f"{lab}.ipynb"
+
+
+def jobs() -> int:
+    """Parallel jobs: JOBS from the environment, else the number of cores."""
+    return max(1, int(os.environ.get("JOBS") or os.cpu_count() or 1))
+
+
+def run_parameters() -> dict:
+    """Notebook parameters for this run (`make test DEVICE=cuda` sets COURSE_DEVICE)."""
+    device = os.environ.get("COURSE_DEVICE", "").strip()
+    return {"DEVICE": device} if device else {}

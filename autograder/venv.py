@@ -1,0 +1,94 @@
+"""Build the course's virtual environment (standard library only: it runs before one exists).
+
+    python3 -m autograder.venv --venv .venv [--torch 2.14.1] [--root .]
+
+Creates the venv once, and again (from clean) when requirements.txt, the torch
+override or this file change: a stamp inside the venv holds their hash. Then it
+registers the venv's kernel as `python3` inside the venv, so papermill and
+nbgrader never pick a system Python, and puts the course root on the venv's
+path so `import labkit` works in every kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+STAMP = ".course-stamp"
+PINNED_ELSEWHERE = re.compile(r"^\s*(torch|triton)\s*(==|;|$)", re.I)
+
+
+def stamp_of(requirements: Path, torch: str) -> str:
+    h = hashlib.sha256()
+    h.update(requirements.read_bytes())
+    h.update(torch.encode())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()
+
+
+def run(cmd: list[str]) -> None:
+    print("+", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def site_packages(python: Path) -> Path:
+    out = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    return Path(out)
+
+
+def build(venv: Path, requirements: Path, root: Path, torch: str = "") -> None:
+    python = venv / "bin" / "python"
+    stamp = stamp_of(requirements, torch)
+    if python.exists() and (venv / STAMP).exists() and (venv / STAMP).read_text().strip() == stamp:
+        print(f"{venv}: up to date (requirements unchanged)")
+        return
+    if python.exists() and os.environ.get("COURSE_REUSE_VENV") == "1":
+        print(f"{venv}: used as it is (COURSE_REUSE_VENV=1)")
+        return
+    t0 = time.perf_counter()
+    print(f"{venv}: building (requirements changed or first run; a few minutes, cached afterwards)")
+    run([sys.executable, "-m", "venv", "--clear", str(venv)])
+    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q"]
+    if torch:
+        # Maintainers' compatibility run: this torch, and the triton its own wheel requires.
+        lines = [ln for ln in requirements.read_text().splitlines() if not PINNED_ELSEWHERE.match(ln)]
+        filtered = venv / "requirements-no-torch.txt"
+        filtered.write_text("\n".join(lines) + "\n")
+        run(pip + [f"torch=={torch}"])
+        run(pip + ["-r", str(filtered)])
+        wants_triton = subprocess.run(
+            [str(python), "-c", "import importlib.metadata as m; "
+             "print(any(r.startswith('triton') for r in (m.requires('torch') or [])))"],
+            check=True, capture_output=True, text=True).stdout.strip() == "True"
+        if not wants_triton:  # a CPU wheel: install the course's pinned triton for the interpreter
+            pinned = [ln for ln in requirements.read_text().splitlines() if ln.strip().startswith("triton")]
+            run(pip + pinned)
+    else:
+        run(pip + ["-r", str(requirements)])
+    run([str(python), "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3",
+         "--display-name", "Python 3 (ipykernel)"])
+    (site_packages(python) / "course-root.pth").write_text(str(root.resolve()) + "\n")
+    (venv / STAMP).write_text(stamp + "\n")
+    print(f"{venv}: ready in {time.perf_counter() - t0:.0f} s")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--venv", type=Path, default=Path(".venv"))
+    p.add_argument("--requirements", type=Path, default=Path("requirements.txt"))
+    p.add_argument("--root", type=Path, default=Path("."))
+    p.add_argument("--torch", default="")
+    a = p.parse_args()
+    build(a.venv, a.requirements, a.root, a.torch)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""The learners' tree: complete, answer-free, and its `make lab` / `make validate` work."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from autograder import notebooks as nbs
+from autograder import settings
+from autograder.student_dist import build, leaks
+
+VENV = str(Path(sys.executable).parent.parent)
+LAB = "lab01-strides"
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("dist") / "student")
+
+
+def test_tree_has_what_learners_need(dist):
+    for rel in ("README.md", "Makefile", "requirements.txt", "environment.yml", "nbgrader_config.py",
+                "labkit/__init__.py", "tools/venv.py"):
+        assert (dist / rel).is_file(), f"{rel} missing from the learners' tree"
+    for lab in settings.labs():
+        assert (dist / "labs" / lab / f"{lab}.ipynb").is_file()
+    for path in settings.course_notebooks():
+        assert (dist / "course" / path.name).is_file()
+    assert not (dist / "solutions").exists() and not (dist / "autograder").exists()
+
+
+def test_tree_holds_no_answers_hidden_tests_or_paths_to_them(dist):
+    found = leaks(dist)
+    assert not found, "\n".join(found)
+
+
+def test_leak_check_would_catch_a_solution(dist, tmp_path):
+    # The check itself must work: plant the instructor notebook and expect it found.
+    planted = tmp_path / "planted"
+    import shutil
+    shutil.copytree(dist, planted)
+    shutil.copy(settings.solution_notebook(LAB), planted / "labs" / LAB / "copy.ipynb")
+    found = " ".join(leaks(planted))
+    assert "BEGIN SOLUTION" in found and "solution code" in found and "hidden test" in found
+
+
+def validate(dist, notebook: Path):
+    return subprocess.run(["make", "-s", "validate", f"VENV={VENV}", f"LAB={notebook.parent.name}"],
+                          cwd=dist, capture_output=True, text=True, env={**os.environ, "COURSE_REUSE_VENV": "1"})
+
+
+def test_make_validate_fails_an_untouched_lab_and_names_the_tests(dist):
+    proc = validate(dist, dist / "labs" / LAB / f"{LAB}.ipynb")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "FAILED" in out and "NotImplementedError" in out, out
+
+
+def test_make_validate_passes_a_completed_lab(dist):
+    path = dist / "labs" / LAB / f"{LAB}.ipynb"
+    nbs.write(nbs.fill_solutions(nbs.read(path), nbs.read(settings.solution_notebook(LAB))), path)
+    proc = validate(dist, path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Success! Your notebook passes all the tests." in proc.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_lab(cwd: Path):
+    """`make lab` in `cwd`; return once the server answers, with the lines it printed."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    env["COURSE_REUSE_VENV"] = "1"
+    proc = subprocess.Popen(["make", "-s", "lab", f"VENV={VENV}", f"PORT={port}"], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            start_new_session=True)
+    lines = []
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if f"127.0.0.1:{port}/lab?token=" in line or f"localhost:{port}/lab?token=" in line:
+                token = re.search(r"token=(\w+)", line).group(1)
+                api = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/labs?token={token}",
+                                             timeout=10).read().decode()
+                return "".join(lines), api
+            if proc.poll() is not None:
+                break
+        pytest.fail("make lab did not print a URL within 90 s:\n" + "".join(lines))
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_make_lab_starts_jupyterlab_in_the_learners_tree(dist):
+    log, api = start_lab(dist)
+    assert LAB in api, f"the server does not list labs/{LAB}: {api[:300]}"
+
+
+def test_make_lab_starts_jupyterlab_in_the_course_repo():
+    log, api = start_lab(settings.ROOT)
+    assert LAB in api
+    if os.geteuid() == 0:
+        assert "--allow-root" in log or "allow-root" in (settings.ROOT / "Makefile").read_text()
