@@ -16,6 +16,8 @@ OUT ?=
 PORT ?= 8888
 
 export JOBS
+# The venv's scripts (jupyter, nbgrader's alembic) come first for every target.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export COURSE_DEVICE := $(DEVICE)
 
 .DEFAULT_GOAL := help

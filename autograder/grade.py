@@ -8,6 +8,7 @@ parallel jobs) replaces this module and nothing else.
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import subprocess
 import sys
@@ -46,8 +47,10 @@ class GradingError(RuntimeError):
 
 
 def nbgrader(args: list[str], course: Path) -> str:
+    # nbgrader runs the venv's `alembic` script to create the gradebook: put the venv's bin first.
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
     proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
         raise GradingError(f"`nbgrader {' '.join(args)}` failed in {course} (exit {proc.returncode}):\n"
