@@ -91,8 +91,8 @@ def check_view(what: str, got: Any, expected: torch.Tensor, base: torch.Tensor) 
              "the stride argument of as_strided is wrong")
     if got.storage_offset() != expected.storage_offset():
         fail(f"{what}: storage offset", expected.storage_offset(), got.storage_offset(),
-             "pass t.storage_offset() (and any extra shift) as as_strided's storage_offset; "
-             "as_strided does not keep the input's offset by itself")
+             "the view starts at the wrong element: pass t.storage_offset() (plus any shift) "
+             "as as_strided's storage_offset, or leave it out to keep the input's offset")
     if got.dtype != expected.dtype or got.device != expected.device:
         fail(f"{what}: dtype/device", (expected.dtype, expected.device), (got.dtype, got.device),
              "a view keeps its base's dtype and device")

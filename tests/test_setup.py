@@ -1,0 +1,43 @@
+"""`make setup`: one venv per requirements hash (and per TORCH override)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from autograder import settings, venv
+
+
+def test_stamp_changes_with_requirements_and_torch(tmp_path):
+    req = tmp_path / "requirements.txt"
+    req.write_text("torch==2.13.0\n")
+    a = venv.stamp_of(req, "")
+    assert venv.stamp_of(req, "") == a, "the stamp must be stable, or every run rebuilds the venv"
+    assert venv.stamp_of(req, "2.14.1") != a
+    req.write_text("torch==2.13.0\nnumpy==2.4.6\n")
+    assert venv.stamp_of(req, "") != a
+
+
+def test_this_venv_is_stamped_with_the_current_requirements():
+    stamp = (settings.ROOT / ".venv" / venv.STAMP)
+    if ".venv-torch" in sys.prefix or not stamp.exists():
+        return  # a compatibility venv is stamped with its own torch
+    assert stamp.read_text().strip() == venv.stamp_of(settings.ROOT / "requirements.txt", "")
+
+
+def test_torch_override_uses_a_second_venv():
+    out = subprocess.run(["make", "-n", "setup", "TORCH=9.9.9"], cwd=settings.ROOT, capture_output=True,
+                         text=True).stdout
+    assert "--venv .venv-torch9.9.9" in out and "--torch 9.9.9" in out, out
+
+
+def test_device_cuda_on_a_cpu_machine_stops_with_a_reason():
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    proc = subprocess.run(["make", "test", "DEVICE=cuda", f"VENV={sys.prefix}"], cwd=settings.ROOT,
+                          capture_output=True, text=True, env={"COURSE_REUSE_VENV": "1",
+                                                               "PATH": "/usr/bin:/bin"})
+    assert proc.returncode != 0
+    assert "needs a CUDA GPU" in proc.stderr + proc.stdout, proc.stdout + proc.stderr
