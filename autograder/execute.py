@@ -14,6 +14,9 @@ from nbformat import NotebookNode
 
 from autograder import settings
 
+# The kernel's own log (e.g. ipykernel's warning about unencrypted local TCP) is noise here.
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
+
 
 def kernel_env(threads: int | None = None) -> dict:
     """Environment for kernels: quiet progress bars off stderr, and torch threads
@@ -35,7 +38,7 @@ def run_papermill(path: Path, out: Path, params: dict | None = None, threads: in
     try:
         papermill.execute_notebook(str(path), str(out), parameters=params or {}, kernel_name=settings.KERNEL,
                                    cwd=str(path.parent), progress_bar=False, log_output=False,
-                                   execution_timeout=settings.CELL_TIMEOUT_S)
+                                   execution_timeout=settings.CELL_TIMEOUT_S, extra_arguments=QUIET_KERNEL)
     finally:
         for k, v in old.items():
             if v is None:
@@ -62,7 +65,8 @@ class KernelSession:
     def start(self) -> None:
         os.environ.update(kernel_env(self.threads))
         self.client = NotebookClient(self.nb, kernel_name=settings.KERNEL, timeout=settings.CELL_TIMEOUT_S,
-                                     allow_errors=True, resources={"metadata": {"path": str(self.cwd)}})
+                                     allow_errors=True, resources={"metadata": {"path": str(self.cwd)}},
+                                     extra_arguments=QUIET_KERNEL)
         self._ctx = self.client.setup_kernel()
         self._ctx.__enter__()
 

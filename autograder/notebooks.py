@@ -22,7 +22,8 @@ def read(path: Path) -> NotebookNode:
     return nbformat.read(str(path), as_version=4)
 
 
-def write(nb: NotebookNode, path: Path) -> None:
+def write(nb: NotebookNode, path: Path | str) -> None:
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(path))
 
