@@ -19,36 +19,23 @@ def test_there_are_labs_and_walkthroughs():
     assert settings.course_notebooks(), "no course/weekNN-*.ipynb found"
 
 
+CHECKS = {
+    "solution": "the solution runs and its hand-in autogrades to full marks",
+    "blank": "the untouched student notebook autogrades to 0",
+    "mutants": "every mutant loses points on the test it names",
+    "sync": "labs/ equals a fresh regeneration from solutions/",
+    "time": "the solution fits its time budget",
+}
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
 @pytest.mark.parametrize("lab_id", LABS)
-def test_solution_runs_and_autogrades_to_full_marks(quality_report, lab_id):
-    problems = lab(quality_report, lab_id).problems()["solution"]
-    assert not problems, "\n".join(problems)
-
-
-@pytest.mark.parametrize("lab_id", LABS)
-def test_untouched_student_notebook_scores_zero(quality_report, lab_id):
-    problems = lab(quality_report, lab_id).problems()["blank"]
-    assert not problems, "\n".join(problems)
-
-
-@pytest.mark.parametrize("lab_id", LABS)
-def test_every_mutant_loses_points_on_its_test(quality_report, lab_id):
+def test_lab_quality(quality_report, lab_id, check):
     q = lab(quality_report, lab_id)
-    assert q.solution and q.solution.mutants, f"{lab_id}: no mutants ran"
-    problems = q.problems()["mutants"]
-    assert not problems, "\n".join(problems)
-
-
-@pytest.mark.parametrize("lab_id", LABS)
-def test_student_notebook_equals_a_fresh_regeneration(quality_report, lab_id):
-    problems = lab(quality_report, lab_id).problems()["sync"]
-    assert not problems, "\n".join(problems)
-
-
-@pytest.mark.parametrize("lab_id", LABS)
-def test_solution_fits_the_time_budget(quality_report, lab_id):
-    problems = lab(quality_report, lab_id).problems()["time"]
-    assert not problems, "\n".join(problems)
+    if check == "mutants":
+        assert q.solution and q.solution.mutants, f"{lab_id}: no mutants ran"
+    problems = q.problems()[check]
+    assert not problems, f"{lab_id}: {CHECKS[check]}, but:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("path", [p.name for p in settings.course_notebooks()])
