@@ -57,15 +57,17 @@ def week_list() -> str:
 
 
 def answer_lines(lab: str) -> tuple[set[str], set[str]]:
-    """Distinctive lines of the instructor's answers and of the hidden tests."""
+    """Distinctive lines found only in the instructor's answers and only in the hidden tests
+    (a line that the visible text also shows, such as a check shared with a visible test, is no leak)."""
     nb = nbs.read(settings.solution_notebook(lab))
-    answers, hidden = set(), set()
+    answers, hidden, public = set(), set(), set()
     for cell in nb.cells:
         for m in nbs.SOLUTION_BLOCK.finditer(cell.source):
             answers |= _distinctive(m.group(2))
         for m in nbs.HIDDEN_BLOCK.finditer(cell.source):
             hidden |= _distinctive(m.group(0))
-    return answers, hidden
+        public |= _distinctive(nbs.strip_hidden_tests(nbs.SOLUTION_BLOCK.sub("", cell.source)))
+    return answers - public, hidden - public
 
 
 def _distinctive(text: str) -> set[str]:

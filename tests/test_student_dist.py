@@ -79,6 +79,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def get_until_up(path: str, port: int, seconds: float = 30) -> str:
+    """GET path from the local server, retrying while it finishes binding."""
+    deadline = time.time() + seconds
+    while True:
+        for host in ("127.0.0.1", "[::1]"):
+            try:
+                return urllib.request.urlopen(f"http://{host}:{port}{path}", timeout=10).read().decode()
+            except OSError as exc:
+                error = exc
+        if time.time() > deadline:
+            raise AssertionError(f"JupyterLab printed its URL but does not answer on port {port}: {error}")
+        time.sleep(0.5)
+
+
 def start_lab(cwd: Path):
     """`make lab` in `cwd`; return once the server answers, with the lines it printed."""
     port = free_port()
@@ -95,9 +109,7 @@ def start_lab(cwd: Path):
             lines.append(line)
             if f"127.0.0.1:{port}/lab?token=" in line or f"localhost:{port}/lab?token=" in line:
                 token = re.search(r"token=(\w+)", line).group(1)
-                api = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/labs?token={token}",
-                                             timeout=10).read().decode()
-                return "".join(lines), api
+                return "".join(lines), get_until_up(f"/api/contents/labs?token={token}", port)
             if proc.poll() is not None:
                 break
         pytest.fail("make lab did not print a URL within 90 s:\n" + "".join(lines))
