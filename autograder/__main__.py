@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "quality":
         from autograder import quality
         from autograder.quality import run_all
-        report = run_all(a.labs or None, course=not a.no_course)
+        course = False if a.no_course else (settings.week_notebooks(a.labs) if a.labs else True)
+        report = run_all(a.labs or None, course=course)
         print(quality.format_table(report))
         bad = [f"{q.lab} [{k}] {m}" for q in report.labs for k, v in q.problems().items() for m in v]
         bad += [f"{c.path}: {c.error}" for c in report.course if c.error]

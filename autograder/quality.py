@@ -152,7 +152,7 @@ def _course_job(path: str, params: dict, threads: int) -> CourseRun:
     return run
 
 
-def run_all(labs: list[str] | None = None, course: bool = True, jobs: int | None = None,
+def run_all(labs: list[str] | None = None, course: bool | list[Path] = True, jobs: int | None = None,
             params: dict | None = None, progress=print) -> QualityReport:
     labs = settings.labs() if labs is None else labs
     jobs = jobs or settings.jobs()
@@ -162,7 +162,8 @@ def run_all(labs: list[str] | None = None, course: bool = True, jobs: int | None
     for lab in labs:
         tasks += [("grading", lab, _grading_job), ("solution", lab, _solution_job)]
     if course:
-        tasks += [("course", str(p), _course_job) for p in settings.course_notebooks()]
+        tasks += [("course", str(p), _course_job) for p in settings.course_notebooks()
+                  if course is True or p in course]
     t0 = time.perf_counter()
     results: dict[tuple[str, str], object] = {}
     errors: dict[str, list[str]] = {lab: [] for lab in labs}

@@ -37,6 +37,12 @@ def course_notebooks() -> list[Path]:
     return sorted(COURSE.glob("week*.ipynb"))
 
 
+def week_notebooks(labs: list[str]) -> list[Path]:
+    """The walkthroughs of these labs' weeks (lab07-x -> course/week07-*.ipynb)."""
+    numbers = {lab.split("-", 1)[0].removeprefix("lab") for lab in labs}
+    return [p for p in course_notebooks() if p.stem.split("-", 1)[0].removeprefix("week") in numbers]
+
+
 def solution_notebook(lab: str) -> Path:
     return SOLUTIONS / lab / f"{lab}.ipynb"
 
