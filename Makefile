@@ -21,7 +21,8 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export COURSE_DEVICE := $(DEVICE)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lab test lint release solutions quality grade demo student-dist clean-notebooks clean
+
+.PHONY: help setup sandbox-deps lab test lint release solutions quality grade demo student-dist clean-notebooks clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -30,12 +31,17 @@ help: ## list the targets
 setup: ## build .venv/ once (rebuilt when requirements.txt changes) and register its kernel
 	@$(PYTHON3) -m autograder.venv --venv $(VENV) --requirements requirements.txt --root . $(if $(TORCH),--torch $(TORCH))
 
+sandbox-deps: ## install bubblewrap (the grading sandbox) when missing; needs root, else says how
+	@command -v bwrap >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing bubblewrap (grading sandbox)"; apt-get update -qq && apt-get install -y -qq bubblewrap; \
+	  else echo "bubblewrap missing: run 'sudo apt-get install bubblewrap' (grading refuses to run without it)"; fi; }
+
 lab: setup ## start JupyterLab on the course (prints the URL; works as root)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --port=$(PORT) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) \
 	  $(if $(or $(DISPLAY),$(filter Darwin,$(shell uname))),,--no-browser)
 
-test: setup ## the whole suite: lint, lab quality, course notebooks, grading, student tree
+test: setup sandbox-deps ## the whole suite: lint, lab quality, course notebooks, grading, student tree
 	@if [ "$(DEVICE)" = "cuda" ]; then $(PY) -c "import torch,sys; torch.cuda.is_available() or sys.exit('make test DEVICE=cuda needs a CUDA GPU: torch.cuda.is_available() is False on this machine (torch ' + torch.__version__ + '). Run it on a GPU runner; see README, \"GPU runs\".')"; fi
 	$(PY) -m pytest tests
 
@@ -51,9 +57,9 @@ solutions: setup ## run every solution notebook with papermill into build/execut
 quality: setup ## the lab-quality table alone (solution full, blank 0, mutants caught, labs/ in sync)
 	$(PY) -m autograder quality $(LAB)
 
-grade: setup ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir>] [OUT=<dir>]
+grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir>] [OUT=<dir>]
 	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir>] [OUT=<dir>]"; exit 2; }
-	$(PY) -m autograder grade --lab $(LAB) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)")
+	$(PY) -m autograder grade --lab $(LAB) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(INSECURE),--insecure)
 
 demo: setup ## write the demo class (a few generated hand-ins per lab) to build/demo/
 	$(PY) -m autograder demo

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import notebooks as nbs
-from autograder import settings
+from autograder import sandbox, settings
 
 SCRATCH_CONFIG = """\
 # Scratch course for one grading run; everything but the directories comes
@@ -30,6 +30,17 @@ c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 c.CourseDirectory.db_url = "sqlite:///" + {db!r}
+"""
+
+SANDBOX_CONFIG = """\
+# Run each hand-in in the bubblewrap sandbox instead of nbgrader's in-process Execute.
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades
+from autograder.sandbox_execute import SandboxExecute
+c.Autograde.autograde_preprocessors = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+                                       SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+c.SandboxExecute.status_dir = {status!r}
+c.SandboxExecute.slot = {slot!r}
 """
 
 
@@ -58,13 +69,20 @@ def nbgrader(args: list[str], course: Path) -> str:
     return log
 
 
-def prepare_course(lab: str, course: Path, params: dict | None = None) -> Path:
-    """A fresh scratch course holding `lab`'s source; returns the generated student notebook."""
+def prepare_course(lab: str, course: Path, params: dict | None = None, sandboxed: bool = False,
+                   slot: int = 0) -> Path:
+    """A fresh scratch course holding `lab`'s source; returns the generated student notebook.
+    With `sandboxed`, autograding runs every hand-in in the bubblewrap sandbox."""
     if course.exists():
         shutil.rmtree(course)
     (course / "source").mkdir(parents=True)
-    (course / "nbgrader_config.py").write_text(SCRATCH_CONFIG.format(
-        main=str(settings.NBGRADER_CONFIG), root=str(course), db=str(course / "gradebook.db")))
+    config = SCRATCH_CONFIG.format(main=str(settings.NBGRADER_CONFIG), root=str(course),
+                                   db=str(course / "gradebook.db"))
+    if sandboxed:
+        if not sandbox.available():
+            raise GradingError(sandbox.INSTALL_HINT)
+        config += SANDBOX_CONFIG.format(status=str(course / "status"), slot=slot)
+    (course / "nbgrader_config.py").write_text(config)
     shutil.copytree(settings.SOLUTIONS / lab, course / "source" / lab,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     src = course / "source" / lab / f"{lab}.ipynb"
@@ -75,9 +93,9 @@ def prepare_course(lab: str, course: Path, params: dict | None = None) -> Path:
 
 
 def autograde(lab: str, submissions: dict[str, Path], course: Path,
-              params: dict | None = None) -> list[SubmissionGrade]:
+              params: dict | None = None, sandboxed: bool = True) -> list[SubmissionGrade]:
     """Grade {student_id: notebook} for `lab` in the scratch course `course`."""
-    prepare_course(lab, course, params)
+    prepare_course(lab, course, params, sandboxed)
     return grade_prepared(lab, submissions, course)
 
 
@@ -109,8 +127,18 @@ def read_gradebook(lab: str, course: Path, students: list[str]) -> list[Submissi
                 continue
             cells = {g.name: (float(g.score or 0.0), float(g.max_score)) for g in sub.grades
                      if g.cell_type == "code"}
-            results.append(SubmissionGrade(student, float(sub.score), max_score, "graded", cells))
+            results.append(SubmissionGrade(student, float(sub.score), max_score, run_status(course, student),
+                                           cells))
     return results
+
+
+def run_status(course: Path, student: str) -> str:
+    """How the hand-in's run ended: "graded", or why its cells score 0 (timeout, memory limit, ...)."""
+    path = course / "status" / f"{student}.json"
+    if not path.exists():
+        return "graded"
+    import json
+    return json.loads(path.read_text()).get("status", "graded")
 
 
 def collect_folder(folder: Path, lab: str) -> dict[str, Path]:
@@ -130,7 +158,7 @@ def write_grades_csv(results: list[SubmissionGrade], path: Path) -> None:
             w.writerow([r.student_id, f"{r.score:g}", f"{r.max_score:g}", r.status])
 
 
-def grade_command(lab: str, submissions: Path | None, out: Path | None) -> int:
+def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure: bool = False) -> int:
     from autograder import demo
 
     if lab not in settings.labs():
@@ -144,8 +172,14 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None) -> int:
     if not subs:
         print(f"no hand-ins found: expected {submissions}/<student_id>/{lab}.ipynb", file=sys.stderr)
         return 2
-    print(f"grading {len(subs)} hand-in(s) of {lab} ...")
-    results = autograde(lab, subs, out / "course", settings.run_parameters())
+    if insecure:
+        print("WARNING: --insecure: hand-ins run WITHOUT the sandbox, as this user, with access to the course "
+              "files. Never use this for real hand-ins.", file=sys.stderr)
+    elif not sandbox.available():
+        print(sandbox.INSTALL_HINT, file=sys.stderr)
+        return 2
+    print(f"grading {len(subs)} hand-in(s) of {lab} {'WITHOUT a sandbox' if insecure else 'in the sandbox'} ...")
+    results = autograde(lab, subs, out / "course", settings.run_parameters(), sandboxed=not insecure)
     write_grades_csv(results, out / "grades.csv")
     for r in sorted(results, key=lambda r: r.student_id):
         print(f"  {r.student_id:<20} {r.score:>6g} / {r.max_score:g}  {r.status}")
