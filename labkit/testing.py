@@ -103,9 +103,11 @@ def check_view(what: str, got: Any, expected: torch.Tensor, base: torch.Tensor) 
         fail(f"{what}: values", expected.tolist(), got.tolist(), "")
 
 
-def check_raises(what: str, exc_type: type[BaseException], fn: Callable, *args, **kwargs) -> str:
+def check_raises(what: str, exc_type: type[BaseException], fn: Callable, *args,
+                 cause: str = "check the input before building the view", **kwargs) -> str:
     """`fn(*args)` must raise `exc_type` (but not the NotImplementedError of a stub,
-    which is a RuntimeError subclass). Returns the error message."""
+    which is a RuntimeError subclass). Returns the error message. `cause` is the
+    hint shown when nothing was raised."""
     try:
         fn(*args, **kwargs)
     except NotImplementedError as exc:
@@ -115,7 +117,7 @@ def check_raises(what: str, exc_type: type[BaseException], fn: Callable, *args, 
     except Exception as exc:  # noqa: BLE001
         fail(what, f"{exc_type.__name__}", f"{type(exc).__name__}({exc})",
              f"raise {exc_type.__name__}, as PyTorch does")
-    fail(what, f"{exc_type.__name__} to be raised", "no error", "check the input before building the view")
+    fail(what, f"{exc_type.__name__} to be raised", "no error", cause)
     return ""
 
 
