@@ -108,39 +108,74 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
         if not with_mutants:
             return run
         t0 = time.perf_counter()
-        tests = [(i, c) for i, c in enumerate(nb.cells) if nbs.is_test(c)]
-        solution_cells = [(i, c) for i, c in enumerate(nb.cells) if nbs.is_solution(c)]
+        tests = [(nbs.grade_id(c), c.source) for c in nb.cells if nbs.is_test(c)]
+        answers = [c.source for c in nb.cells if nbs.is_solution(c)]
+        session.run_source(DRIVER)
         # Baseline: the tests must pass again when re-run; otherwise they depend
         # on state from other cells and mutant results would mean nothing.
-        for i, cell in tests:
-            score = nbs.score_test_cell(session.rerun_copy(cell, i))
-            if score.score < score.max_score:
-                run.rerun_problems.append(f"{score.grade_id}: {score.error}")
+        for gid, ok, msg in _drive(session, "", tests, answers)[1]:
+            if not ok:
+                run.rerun_problems.append(f"{gid}: {msg}")
         for mutant in load_mutants(lab):
             result = MutantResult(mutant.name, mutant.must_fail, ())
             try:
-                defined = session.run_source(mutant.source)
-                if any(o.output_type == "error" for o in defined.outputs):
-                    result.broken = _error_line(defined)
-                else:
-                    failed = []
-                    for i, cell in tests:
-                        score = nbs.score_test_cell(session.rerun_copy(cell, i))
-                        if score.score < score.max_score:
-                            failed.append(score.grade_id)
-                    result.failed = tuple(failed)
-                for i, cell in solution_cells:  # restore the right answers
-                    session.rerun_copy(cell, i)
+                broken, outcomes = _drive(session, mutant.source, tests, answers)
+                result.broken = broken
+                result.failed = tuple(gid for gid, ok, _ in outcomes if not ok)
             except DeadKernelError:
                 result.crashed = True
                 session.nb = nbs.inject_parameters(nbs.clear_outputs(src), params or {})
                 session.restart()
                 session.run_notebook()
+                session.run_source(DRIVER)
             run.mutants.append(result)
         run.mutant_seconds = time.perf_counter() - t0
     finally:
         session.stop()
     return run
+
+
+# Runs in the lab's kernel: define a mutant, run every test cell's source the way
+# nbgrader scores a cell (an exception or any stderr output loses the points;
+# stderr matching nbgrader's IgnorePattern is forgiven), then put the right
+# answers back, all in one round trip. Returns JSON on stdout.
+DRIVER = r"""
+def __course_quality_drive(mutant, tests, answers, ignore):
+    import contextlib, io, json, re, sys, traceback
+    ip = get_ipython()
+
+    def run(src):
+        err, out = io.StringIO(), io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+                exec(compile(ip.transform_cell(src), "<cell>", "exec"), ip.user_ns)
+        except BaseException as exc:
+            return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        text = err.getvalue()
+        if text and not (ignore and re.search(ignore, text)):
+            return "wrote to stderr: " + text[:120]
+        return ""
+
+    broken = run(mutant) if mutant else ""
+    outcomes = [] if broken else [(gid, *(lambda m: (not m, m))(run(src))) for gid, src in tests]
+    for src in answers:
+        run(src)
+    sys.__stdout__.flush()
+    print(json.dumps({"broken": broken, "outcomes": outcomes}))
+"""
+
+
+def _drive(session: KernelSession, mutant: str, tests: list, answers: list) -> tuple[str, list]:
+    import json
+
+    call = f"__course_quality_drive({mutant!r}, {tests!r}, {answers!r}, {settings.IGNORE_STDERR!r})"
+    cell = session.run_source(call)
+    text = "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    if errors or not text.strip():
+        raise RuntimeError(f"the quality driver failed in the kernel: {errors[0].evalue if errors else 'no output'}")
+    data = json.loads(text.strip().splitlines()[-1])
+    return data["broken"], [tuple(x) for x in data["outcomes"]]
 
 
 def _error_line(cell) -> str:

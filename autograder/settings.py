@@ -25,6 +25,8 @@ NOTEBOOK_BUDGET_S = 60  # a notebook with default parameters on a 2-core CPU
 SOLUTION_BUDGET_S = 60
 
 SKIP_MARK = "SKIPPED (needs CUDA):"  # printed by labkit.skip_unless_cuda
+# stderr text nbgrader forgives in a test cell (nbgrader_config.py sets IgnorePattern to the same; a test checks)
+IGNORE_STDERR = r"(?:\w*Warning:|\d+%\|)"
 
 
 def labs() -> list[str]:

@@ -100,3 +100,8 @@ def test_make_help_lists_every_target():
     assert targets <= listed, f"targets missing from `make help`: {sorted(targets - listed)}"
     for needed in ("lab", "test", "setup", "release", "solutions", "lint", "grade", "student-dist"):
         assert needed in targets
+
+
+def test_nbgrader_and_the_quality_harness_forgive_the_same_stderr():
+    text = (settings.ROOT / "nbgrader_config.py").read_text()
+    assert f"c.IgnorePattern.pattern = r{settings.IGNORE_STDERR!r}".replace("'", '"') in text
