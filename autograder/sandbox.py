@@ -90,6 +90,7 @@ def command(argv: list[str], workdir: Path, extra_ro: dict[str, str] | None = No
     for etc in ("/etc/alternatives", "/etc/fonts", "/etc/ld.so.cache", "/etc/localtime"):
         if os.path.exists(etc):
             cmd += ["--ro-bind", etc, etc]
+    cmd += ["--perms", "1777", "--tmpfs", "/tmp"]  # first: later binds may lie under /tmp
     made = set()
     for _src, dest in binds + [(str(workdir), HANDIN)]:
         for d in _ancestors(dest):
@@ -98,7 +99,7 @@ def command(argv: list[str], workdir: Path, extra_ro: dict[str, str] | None = No
                 made.add(d)
     for src, dest in binds:
         cmd += ["--ro-bind", src, dest]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--bind", str(workdir), HANDIN,
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workdir), HANDIN,
             "--chdir", HANDIN, "--clearenv"]
     env = {"HOME": HANDIN, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "PYTHONPATH": COURSE,
            "PYTHONDONTWRITEBYTECODE": "1", "MPLCONFIGDIR": "/tmp/mpl", "IPYTHONDIR": "/tmp/ipython",

@@ -56,41 +56,71 @@ def week_list() -> str:
     return "\n".join(lines)
 
 
-def answer_lines(lab: str) -> tuple[set[str], set[str]]:
-    """Distinctive lines found only in the instructor's answers and only in the hidden tests
-    (a line that the visible text also shows, such as a check shared with a visible test, is no leak)."""
+def answer_lines(lab: str) -> tuple[set[str], set[str], list[str]]:
+    """What an instructor must not publish for `lab`: distinctive fragments of the answers and
+    of the hidden tests (three consecutive code lines the visible text does not show), and
+    each whole answer block."""
     nb = nbs.read(settings.solution_notebook(lab))
-    answers, hidden, public = set(), set(), set()
+    answers, hidden, public, blocks = set(), set(), set(), []
     for cell in nb.cells:
         for m in nbs.SOLUTION_BLOCK.finditer(cell.source):
-            answers |= _distinctive(m.group(2))
+            answers |= _fragments(m.group(2))
+            lines = _code_lines(m.group(2))
+            if len(lines) >= 4:
+                blocks.append("\n".join(lines))
         for m in nbs.HIDDEN_BLOCK.finditer(cell.source):
-            hidden |= _distinctive(m.group(0))
-        public |= _distinctive(nbs.strip_hidden_tests(nbs.SOLUTION_BLOCK.sub("", cell.source)))
-    return answers - public, hidden - public
+            hidden |= _fragments(m.group(0))
+        public |= _fragments(nbs.strip_hidden_tests(nbs.SOLUTION_BLOCK.sub("", cell.source)))
+    return answers - public, hidden - public, blocks
 
 
-def _distinctive(text: str) -> set[str]:
-    # Short or generic lines ("return out", "else:") prove nothing when found.
-    return {ln.strip() for ln in text.splitlines() if len(ln.strip()) >= 30 and not ln.strip().startswith("#")}
+def _code_lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+
+
+def _fragments(text: str) -> set[str]:
+    # A generic line or two ("with warnings.catch_warnings():" / "warnings.simplefilter(...)")
+    # proves nothing; three distinctive lines in a row do.
+    lines = _code_lines(text)
+    return {"\n".join(w) for w in zip(lines, lines[1:], lines[2:]) if sum(map(len, w)) >= 70}
+
+
+def _text(path: Path) -> str:
+    """A file's text; for a notebook, its cells' sources (JSON escaping would hide code lines)."""
+    raw = path.read_text(errors="replace")
+    if path.suffix == ".ipynb":
+        try:
+            return raw + "\n" + "\n".join(c.source for c in nbs.read(path).cells)
+        except Exception:  # noqa: BLE001 - a malformed notebook is checked as raw text
+            return raw
+    return raw
 
 
 def leaks(dest: Path) -> list[str]:
     """Everything in the learners' tree that an instructor would not publish."""
     found = []
     files = [p for p in dest.rglob("*") if p.is_file() and ".venv" not in p.parts]
-    texts = {p: p.read_text(errors="replace") for p in files}
+    texts = {p: _text(p) for p in files}
+    code = {p: "\n".join(_code_lines(t)) for p, t in texts.items()}
     for p, text in texts.items():
         rel = p.relative_to(dest)
         for marker in ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "solutions/", "autograder/mutants"):
             if marker in text:
                 found.append(f"{rel}: contains {marker!r}")
     for lab in settings.labs():
-        answers, hidden = answer_lines(lab)
-        for p, text in texts.items():
+        answers, hidden, blocks = answer_lines(lab)
+        for p, text in code.items():
             rel = p.relative_to(dest)
-            for kind, lines in (("solution code", answers), ("hidden test", hidden)):
-                hits = [ln for ln in lines if ln in text]
+            if rel.parts[0] == "labs":
+                # The generated student notebooks: no fragment of an answer or a hidden test.
+                for kind, frags in (("solution code", answers), ("hidden test", hidden)):
+                    hits = [f for f in frags if f in text]
+                    if hits:
+                        found.append(f"{rel}: holds {kind} of {lab}: {hits[0]!r}")
+            else:
+                # Walkthroughs and labkit may teach an idiom the answer also uses, but never
+                # hold a whole answer.
+                hits = [b for b in blocks if b in text]
                 if hits:
-                    found.append(f"{rel}: holds {kind} of {lab}: {hits[0]!r}")
+                    found.append(f"{rel}: holds a whole solution of {lab}: {hits[0][:120]!r}")
     return found

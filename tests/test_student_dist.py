@@ -51,6 +51,11 @@ def test_leak_check_would_catch_a_solution(dist, tmp_path):
     shutil.copy(settings.solution_notebook(LAB), planted / "labs" / LAB / "copy.ipynb")
     found = " ".join(leaks(planted))
     assert "BEGIN SOLUTION" in found and "solution code" in found and "hidden test" in found
+    # and a whole answer pasted into shipped support code
+    nb = nbs.read(settings.solution_notebook(LAB))
+    answer = next(c.source for c in nb.cells if nbs.is_solution(c) and "as_strided" in c.source)
+    (planted / "labkit" / "helpers.py").write_text(nbs.strip_solution_markers(answer))
+    assert "holds a whole solution" in " ".join(leaks(planted))
 
 
 def validate(dist, notebook: Path):
