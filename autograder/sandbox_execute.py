@@ -49,6 +49,8 @@ class SandboxExecute(NbGraderPreprocessor):
             result = sandbox.run(argv, work, limits, slot=self.slot,
                                  extra_ro={str(RUNNER): f"{sandbox.COURSE}/runner.py"})
             status, executed = self._read(result)
+            if executed is not None:
+                status, executed = self._check(nb, executed, status)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         if executed is None:
@@ -73,8 +75,25 @@ class SandboxExecute(NbGraderPreprocessor):
         return ("graded" if status == "ok" else status), executed
 
     @staticmethod
+    def _check(sent, executed, status):
+        """The notebook that came back must be the one sent (same cells, same sources), and
+        cells a dead or timed-out kernel never ran score 0: nbgrader would give full points
+        to a test cell with no output."""
+        same = len(sent.cells) == len(executed.cells) and all(
+            (a.cell_type, a.source, a.metadata.get("nbgrader")) == (b.cell_type, b.source, b.metadata.get("nbgrader"))
+            for a, b in zip(sent.cells, executed.cells))
+        if not same:
+            return "tampered: the executed notebook does not match the hand-in", None
+        if status != "graded":
+            for cell in executed.cells:
+                if cell.cell_type == "code" and cell.get("execution_count") is None and not cell.outputs:
+                    cell.outputs = [nbformat.v4.new_output("error", ename="GradingError",
+                                                           evalue=f"not run: {status}", traceback=[])]
+        return status, executed
+
+    @staticmethod
     def _all_failed(nb, status):
-        nb = nbformat.from_dict(json.loads(nbformat.writes(nb)))
+        nb = nbformat.reads(nbformat.writes(nb), as_version=4)  # a deep copy with sources as strings
         for cell in nb.cells:
             if cell.cell_type == "code":
                 cell.outputs = [nbformat.v4.new_output("error", ename="GradingError",

@@ -36,7 +36,15 @@ def test_demo_class_grades_are_what_each_hand_in_deserves(graded):
     assert float(rows["ada"]["score"]) == full, f"ada handed in every right answer:\n{log}"
     assert float(rows["cal"]["score"]) == 0, f"cal handed in the untouched notebook:\n{log}"
     assert 0 < float(rows["bea"]["score"]) < full, f"bea has one plausible mistake:\n{log}"
-    assert all(r["status"] == "graded" for r in rows.values())
+    for sid in ("ada", "bea", "cal"):
+        assert rows[sid]["status"] == "graded", rows[sid]
+
+
+def test_hand_ins_that_break_the_run_score_zero_with_a_reason(graded):
+    rows, log = graded
+    assert rows["dan"]["status"] == "memory limit" and float(rows["dan"]["score"]) == 0, rows["dan"]
+    # a dead kernel must not leave later test cells unrun and so full marks
+    assert rows["eve"]["status"] == "kernel died" and float(rows["eve"]["score"]) == 0, rows["eve"]
 
 
 def test_unknown_lab_and_empty_folder_are_clear_errors(tmp_path):
