@@ -7,6 +7,7 @@ proves it holds no answer, no hidden test and no path into solutions/.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -75,7 +76,9 @@ def answer_lines(lab: str) -> tuple[set[str], set[str], list[str]]:
 
 
 def _code_lines(text: str) -> list[str]:
-    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    """Code lines, stripped of indentation and trailing comments (which do not make code new)."""
+    lines = (re.sub(r"\s+#.*$", "", ln).strip() for ln in text.splitlines())
+    return [ln for ln in lines if ln and not ln.startswith("#")]
 
 
 def _fragments(text: str) -> set[str]:
