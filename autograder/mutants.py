@@ -145,10 +145,16 @@ def __course_quality_drive(mutant, tests, answers, ignore):
     ip = get_ipython()
 
     def run(src):
+        # Register the source as IPython does for a cell, so inspect.getsource and
+        # @triton.jit can read what is defined here.
+        import linecache
+        code = ip.transform_cell(src)
+        name = f"<course-quality-{len(linecache.cache)}-{id(code)}>"
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         err, out = io.StringIO(), io.StringIO()
         try:
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-                exec(compile(ip.transform_cell(src), "<cell>", "exec"), ip.user_ns)
+                exec(compile(code, name, "exec"), ip.user_ns)
         except BaseException as exc:
             return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
         text = err.getvalue()

@@ -1,0 +1,16 @@
+# Mutant: flattens the inputs for the kernel and returns the flat 1-D result, not the input's shape
+# replaces: fused_add_mul
+# must fail: hidden_fused_add_mul
+
+
+def fused_add_mul(x, y, z):
+    if not (x.shape == y.shape == z.shape):
+        raise ValueError("shapes differ")
+    if not (x.dtype == y.dtype == z.dtype) or x.dtype not in (torch.float32, torch.float16):
+        raise TypeError("dtypes differ or are not float32/float16")
+    x, y, z = x.reshape(-1), y.reshape(-1), z.reshape(-1)
+    out = torch.empty_like(x)
+    n = x.numel()
+    if n:
+        add_mul_kernel[(triton.cdiv(n, 1024),)](x, y, z, out, n, BLOCK=1024)
+    return out

@@ -1,0 +1,15 @@
+# Mutant: saves an allocation by storing the result into x and returning it
+# replaces: fused_add_mul
+# must fail: hidden_fused_add_mul
+
+
+def fused_add_mul(x, y, z):
+    if not (x.shape == y.shape == z.shape):
+        raise ValueError("shapes differ")
+    if not (x.dtype == y.dtype == z.dtype) or x.dtype not in (torch.float32, torch.float16):
+        raise TypeError("dtypes differ or are not float32/float16")
+    x, y, z = x.contiguous(), y.contiguous(), z.contiguous()
+    n = x.numel()
+    if n:
+        add_mul_kernel[(triton.cdiv(n, 1024),)](x, y, z, x, n, BLOCK=1024)
+    return x

@@ -1,0 +1,25 @@
+# Mutant: loads and stores without a mask, so the last program runs past the end of the tensors
+# replaces: fused_add_mul
+# must fail: test_fused_add_mul, hidden_fused_add_mul
+
+
+@triton.jit
+def add_mul_nomask_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets)
+    y = tl.load(y_ptr + offsets)
+    z = tl.load(z_ptr + offsets)
+    tl.store(out_ptr + offsets, (x + y) * z)
+
+
+def fused_add_mul(x, y, z):
+    if not (x.shape == y.shape == z.shape):
+        raise ValueError("shapes differ")
+    if not (x.dtype == y.dtype == z.dtype) or x.dtype not in (torch.float32, torch.float16):
+        raise TypeError("dtypes differ or are not float32/float16")
+    x, y, z = x.contiguous(), y.contiguous(), z.contiguous()
+    out = torch.empty_like(x)
+    n = x.numel()
+    if n:
+        add_mul_nomask_kernel[(triton.cdiv(n, 1024),)](x, y, z, out, n, BLOCK=1024)
+    return out

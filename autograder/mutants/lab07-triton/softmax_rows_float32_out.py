@@ -1,0 +1,16 @@
+# Mutant: always allocates a float32 output (torch.empty's default dtype), whatever x's dtype
+# replaces: softmax_rows
+# must fail: hidden_softmax_rows
+
+
+def softmax_rows(x):
+    if x.dim() != 2:
+        raise ValueError("softmax_rows needs a 2-D tensor")
+    n_rows, n_cols = x.shape
+    if n_cols > MAX_COLS:
+        raise ValueError("rows longer than MAX_COLS")
+    out = torch.empty((n_rows, n_cols), device=x.device)
+    if out.numel():
+        softmax_kernel[(n_rows,)](x, out, n_cols, x.stride(0), x.stride(1), out.stride(0),
+                                  BLOCK=triton.next_power_of_2(n_cols))
+    return out

@@ -1,0 +1,17 @@
+# Mutant: launches the kernel once per row from a Python loop (n_rows launches of one program each)
+# replaces: softmax_rows
+# must fail: test_softmax_rows, hidden_softmax_rows
+
+
+def softmax_rows(x):
+    if x.dim() != 2:
+        raise ValueError("softmax_rows needs a 2-D tensor")
+    n_rows, n_cols = x.shape
+    if n_cols > MAX_COLS:
+        raise ValueError("rows longer than MAX_COLS")
+    out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
+    if out.numel():
+        for r in range(n_rows):
+            softmax_kernel[(1,)](x[r:], out[r:], n_cols, x.stride(0), x.stride(1), out.stride(0),
+                                 BLOCK=triton.next_power_of_2(n_cols))
+    return out
