@@ -25,6 +25,7 @@ __all__ = ["plot_stride_map"]
 _STRIP_WRAP = 16  # storage cells per row of the strip before it wraps
 _GAP = 1.4  # vertical space between the grid and the strip, in cell units
 _UNUSED = "#e6e6e6"
+_OUT_OF_RANGE = "#d62728"  # a position past the end of the storage (should not happen)
 
 
 def _text_color(rgba) -> str:
@@ -81,10 +82,11 @@ def plot_stride_map(t: torch.Tensor, ax=None, title: str | None = None):
     for i in range(rows):
         for j in range(cols):
             p = positions[i][j]
-            fill = cmap(norm(p)) if 0 <= p < n_storage else "#d62728"
+            fill = cmap(norm(p)) if 0 <= p < n_storage else _OUT_OF_RANGE
             ax.add_patch(Rectangle((x0 + j, -i - 1), 1, 1, facecolor=fill, edgecolor="white", lw=2))
+            color = "white" if fill == _OUT_OF_RANGE else _text_color(fill)
             ax.text(x0 + j + 0.5, -i - 0.5, str(p), ha="center", va="center",
-                    fontsize=12, fontweight="bold", color=_text_color(fill) if fill != "#d62728" else "white")
+                    fontsize=12, fontweight="bold", color=color)
     for i in range(rows):
         ax.text(x0 - 0.15, -i - 0.5, f"i={i}", ha="right", va="center", fontsize=8, color="0.35")
     for j in range(cols):
@@ -107,6 +109,7 @@ def plot_stride_map(t: torch.Tensor, ax=None, title: str | None = None):
     ax.set_xlim(-0.9, width + 0.1)
     ax.set_ylim(top - strip_rows - 0.2, 0.7)
     ax.set_aspect("equal")
+    ax.set_anchor("N")  # side-by-side panels line up at the top
     ax.axis("off")
     meta = f"shape {tuple(t.shape)}  stride {t.stride()}  offset {offset}"
     ax.set_title(f"{title}\n{meta}" if title else meta, fontsize=11)
