@@ -28,6 +28,7 @@ c.ExecutePreprocessor.timeout = 120
 c.Execute.timeout = 120
 
 # nbgrader gives 0 to a test cell with any stderr output. These harmless
-# messages (library deprecation/user warnings, tqdm bars) must not cost points.
+# messages (library deprecation/user warnings, tqdm bars, torch's own glog-style
+# "W1122 02:29:05.159000 13690 ..." log lines) must not cost points.
 c.IgnorePattern.enabled = True
-c.IgnorePattern.pattern = r"(?:\w*Warning:|\d+%\|)"
+c.IgnorePattern.pattern = r"(?m)(?:\w*Warning:|\d+%\||^[WI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )"

@@ -29,8 +29,9 @@ def build(dest: Path = settings.STUDENT_DIST) -> Path:
     shutil.copy(Path(__file__).parent / "venv.py", dest / "tools" / "venv.py")
     for name in ("requirements.txt", "environment.yml"):
         shutil.copy(settings.ROOT / name, dest / name)
-    for name in ("Makefile", "nbgrader_config.py"):
-        shutil.copy(TEMPLATE / name, dest / name)
+    shutil.copy(TEMPLATE / "Makefile", dest / "Makefile")
+    config = (TEMPLATE / "nbgrader_config.py").read_text().replace("{ignore}", settings.IGNORE_STDERR)
+    (dest / "nbgrader_config.py").write_text(config)
     (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.ipynb_checkpoints/\n")
     readme = (TEMPLATE / "README.md").read_text() + week_list() + "\n"
     (dest / "README.md").write_text(readme)

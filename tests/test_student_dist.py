@@ -36,6 +36,8 @@ def test_tree_has_what_learners_need(dist):
     for path in settings.course_notebooks():
         assert (dist / "course" / path.name).is_file()
     assert not (dist / "solutions").exists() and not (dist / "autograder").exists()
+    # Validate forgives the same harmless stderr as the grader
+    assert settings.IGNORE_STDERR in (dist / "nbgrader_config.py").read_text()
 
 
 def test_tree_holds_no_answers_hidden_tests_or_paths_to_them(dist):
