@@ -8,6 +8,7 @@ parallel jobs) replaces this module and nothing else.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -137,7 +138,6 @@ def run_status(course: Path, student: str) -> str:
     path = course / "status" / f"{student}.json"
     if not path.exists():
         return "graded"
-    import json
     return json.loads(path.read_text()).get("status", "graded")
 
 

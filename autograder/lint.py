@@ -202,7 +202,8 @@ def check_mutants(lab: str, solution_nb) -> list[Problem]:
             except SyntaxError:
                 pass
     tests = {nbs.grade_id(c) for c in solution_nb.cells if nbs.is_test(c)}
-    for m in load_mutants(lab, strict=False):
+    mutants = load_mutants(lab, strict=False)
+    for m in mutants:
         if m.error:
             problems.append(Problem(m.path, "", m.error))
             continue
@@ -212,7 +213,7 @@ def check_mutants(lab: str, solution_nb) -> list[Problem]:
             if gid not in tests:
                 problems.append(Problem(m.path, "header", f"must fail {gid!r}, which is not a test cell "
                                                           f"of {lab} (test cells: {', '.join(sorted(tests))})"))
-    n = len(load_mutants(lab, strict=False))
+    n = len(mutants)
     need = 8 if lab.startswith("lab06") else 6
     if n < need:
         problems.append(Problem(settings.MUTANTS / lab, "", f"{n} mutants, the design asks for at least {need}"))
