@@ -23,10 +23,24 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--no-course", action="store_true", help="skip the walkthrough notebooks")
     g = sub.add_parser("grade", help="grade a folder of hand-ins")
     g.add_argument("--lab", required=True)
-    g.add_argument("--submissions", type=Path)
+    g.add_argument("--submissions", type=Path, help="a folder, an LMS .zip, or `exchange` (nbgrader collect)")
     g.add_argument("--out", type=Path)
     g.add_argument("--insecure", action="store_true", help="grade without the sandbox (never for real hand-ins)")
-    sub.add_parser("demo", help="write the demo class for every lab under build/demo/")
+    g.add_argument("--jobs", type=int, default=0, help="hand-ins run at a time (default: the number of cores)")
+    g.add_argument("--force", action="store_true", help="run every hand-in again, even those already run")
+    g.add_argument("--roster", type=Path, help="students.csv (default: grading.toml's, or one in SUBMISSIONS)")
+    g.add_argument("--course", type=Path, help="the nbgrader course folder (default: build/course)")
+    g.add_argument("--exchange-root", help="with --submissions exchange: nbgrader's exchange folder")
+    g.add_argument("--course-id", help="with --submissions exchange: the course id in the exchange")
+    g.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="run hand-ins here (JOBS at a time) or on a dask.distributed cluster")
+    g.add_argument("--scheduler", help="with --executor dask: the scheduler's address (tcp://host:8786)")
+    g.add_argument("--feedback-hidden", action="store_true", help="show hidden tests' messages in feedback")
+    b = sub.add_parser("bench-grade", help="serial nbgrader vs make grade JOBS=n, and the sandbox's cost")
+    b.add_argument("--jobs", type=int, default=0)
+    dm = sub.add_parser("demo", help="write the demo class for every lab under build/demo/")
+    dm.add_argument("--embedded", action="store_true",
+                    help="regenerate the committed demo class autograder/demo/lab01-strides/")
     sub.add_parser("clean-notebooks", help="strip outputs and execution counts from committed notebooks")
     d = sub.add_parser("student-dist", help="write the learners' tree to build/student/")
     d.add_argument("--dest", type=Path, default=settings.STUDENT_DIST)
@@ -64,9 +78,21 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if bad else 0
     if a.cmd == "grade":
         from autograder.grade import grade_command
-        return grade_command(a.lab, a.submissions, a.out, a.insecure)
+        if a.executor == "dask" and not a.scheduler:
+            p.error("--executor dask needs --scheduler <address>")
+        return grade_command(a.lab, a.submissions, a.out, a.insecure, a.jobs or None, a.force, a.roster, a.course,
+                             a.feedback_hidden, a.exchange_root, a.course_id,
+                             a.scheduler if a.executor == "dask" else None)
+    if a.cmd == "bench-grade":
+        import os
+
+        from autograder import bench
+        return bench.main(a.jobs or os.cpu_count() or 1)
     if a.cmd == "demo":
-        from autograder.demo import build_demo_class
+        from autograder.demo import build_demo_class, write_embedded
+        if a.embedded:
+            print(write_embedded())
+            return 0
         for lab in settings.labs():
             print(build_demo_class(lab))
         return 0

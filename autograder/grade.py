@@ -1,27 +1,46 @@
-"""Grading hand-ins with nbgrader in a scratch course directory.
+"""`make grade`: from a folder or LMS zip of hand-ins to the gradebook, grades.csv,
+feedback, a class report and an audit log.
 
-This is the one place the pipeline turns notebooks into scores: the lab-quality
-check and `make grade` both call `autograde`, so hardening the grader (sandbox,
-parallel jobs) replaces this module and nothing else.
+Stages (each its own module):
+1. collect (`collect.py`): stage one checked notebook per student; malformed files,
+   unknown students and unsafe zips get a status and are never run;
+2. run (`execute_handin.py`): every hand-in in its own bubblewrap sandbox, JOBS at a
+   time, each run stored under `<course>/runs/<lab>/` as it finishes, so a killed
+   `make grade` resumes where it stopped (`--force` runs everything again);
+3. score (`score.py`): nbgrader's autograde reads the stored runs and writes the
+   gradebook, in this process's child, one hand-in at a time; manual scores given in
+   formgrader stay (nbgrader keeps a grade's manual score over its auto score);
+4. report (`report.py`): grades.csv, feedback/<student>/<lab>.html, report.html.
+
+The lab-quality check calls `autograde`, the same stages 2 and 3 on a scratch course.
 """
 
 from __future__ import annotations
 
 import csv
+import getpass
+import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
-from dataclasses import dataclass, field
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+
+import nbformat
 
 from autograder import notebooks as nbs
 from autograder import sandbox, settings
 
-SCRATCH_CONFIG = """\
-# Scratch course for one grading run; everything but the directories comes
-# from the course's own nbgrader_config.py.
+COURSE_CONFIG = """\
+# A grading course; everything but the directories comes from the course's own
+# nbgrader_config.py.
 c = get_config()  # noqa: F821
 load_subconfig({main!r})  # noqa: F821
 c.CourseDirectory.root = {root!r}
@@ -31,17 +50,14 @@ c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 c.CourseDirectory.db_url = "sqlite:///" + {db!r}
-"""
-
-SANDBOX_CONFIG = """\
-# Run each hand-in in the bubblewrap sandbox instead of nbgrader's in-process Execute.
-from nbconvert.preprocessors import ClearMetadataPreprocessor
+# Hand-ins ran in the sandbox already (autograder/execute_handin.py); nbgrader scores the stored runs.
 from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades
-from autograder.sandbox_execute import SandboxExecute
-c.Autograde.autograde_preprocessors = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from autograder.sandbox_execute import PrecomputedExecute
+c.Autograde.autograde_preprocessors = [PrecomputedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
-c.SandboxExecute.status_dir = {status!r}
-c.SandboxExecute.slot = {slot!r}
+c.PrecomputedExecute.runs_dir = {runs!r}
+c.AssignLatePenalties.plugin_class = "autograder.late.PolicyPenalty"
 """
 
 
@@ -50,8 +66,20 @@ class SubmissionGrade:
     student_id: str
     score: float
     max_score: float
-    status: str  # "graded", or why not
+    status: str  # "graded", or why not (or why it needs a person: "flagged: ...")
     cells: dict[str, tuple[float, float]] = field(default_factory=dict)  # grade_id -> (score, max)
+    raw_score: float = 0.0  # before the late penalty
+    late_penalty: float = 0.0
+    hours_late: float = 0.0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    resumed: bool = False  # its run was stored by an earlier, interrupted `make grade`
+    submitted: str = ""
+
+    @property
+    def needs_review(self) -> bool:
+        return self.status != "graded" or bool(self.flags) or any(n.startswith("review: ") for n in self.notes)
 
 
 class GradingError(RuntimeError):
@@ -60,7 +88,8 @@ class GradingError(RuntimeError):
 
 def nbgrader(args: list[str], course: Path) -> str:
     # nbgrader runs the venv's `alembic` script to create the gradebook: put the venv's bin first.
-    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+           "PYTHONPATH": str(settings.ROOT)}
     proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
                           capture_output=True, text=True, env=env)
     log = proc.stdout + proc.stderr
@@ -70,20 +99,17 @@ def nbgrader(args: list[str], course: Path) -> str:
     return log
 
 
-def prepare_course(lab: str, course: Path, params: dict | None = None, sandboxed: bool = False,
-                   slot: int = 0) -> Path:
-    """A fresh scratch course holding `lab`'s source; returns the generated student notebook.
-    With `sandboxed`, autograding runs every hand-in in the bubblewrap sandbox."""
-    if course.exists():
+def prepare_course(lab: str, course: Path, params: dict | None = None, fresh: bool = True) -> Path:
+    """A course holding `lab`'s source (with the run's parameters); returns the generated student
+    notebook. `fresh=False` keeps an existing gradebook, submissions and runs (make grade)."""
+    if fresh and course.exists():
         shutil.rmtree(course)
-    (course / "source").mkdir(parents=True)
-    config = SCRATCH_CONFIG.format(main=str(settings.NBGRADER_CONFIG), root=str(course),
-                                   db=str(course / "gradebook.db"))
-    if sandboxed:
-        if not sandbox.available():
-            raise GradingError(sandbox.INSTALL_HINT)
-        config += SANDBOX_CONFIG.format(status=str(course / "status"), slot=slot)
+    (course / "source").mkdir(parents=True, exist_ok=True)
+    config = COURSE_CONFIG.format(main=str(settings.NBGRADER_CONFIG), root=str(course),
+                                  db=str(course / "gradebook.db"), runs=str(course / "runs" / lab))
     (course / "nbgrader_config.py").write_text(config)
+    if (course / "source" / lab).exists():
+        shutil.rmtree(course / "source" / lab)
     shutil.copytree(settings.SOLUTIONS / lab, course / "source" / lab,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     src = course / "source" / lab / f"{lab}.ipynb"
@@ -93,84 +119,218 @@ def prepare_course(lab: str, course: Path, params: dict | None = None, sandboxed
     return course / "release" / lab / f"{lab}.ipynb"
 
 
-def autograde(lab: str, submissions: dict[str, Path], course: Path,
-              params: dict | None = None, sandboxed: bool = True) -> list[SubmissionGrade]:
-    """Grade {student_id: notebook} for `lab` in the scratch course `course`."""
-    prepare_course(lab, course, params, sandboxed)
-    return grade_prepared(lab, submissions, course)
+# ---- stage 2: run every hand-in in the sandbox, JOBS at a time ----
+
+def _run_key(handin: Path, source: Path, sandboxed: bool) -> str:
+    h = hashlib.sha256(handin.read_bytes())
+    h.update(source.read_bytes())
+    h.update(b"sandboxed" if sandboxed else b"insecure")
+    h.update(Path(__file__).with_name("sandbox_runner.py").read_bytes())
+    return h.hexdigest()
 
 
-def grade_prepared(lab: str, submissions: dict[str, Path], course: Path) -> list[SubmissionGrade]:
-    """Autograde hand-ins in a course that `prepare_course` set up."""
-    for student, notebook in submissions.items():
-        dest = course / "submitted" / student / lab
-        if dest.exists():
-            shutil.rmtree(dest)
-        dest.mkdir(parents=True)
-        shutil.copy(notebook, dest / f"{lab}.ipynb")
-    if submissions:
-        nbgrader(["autograde", lab, "--force"], course)
-    return read_gradebook(lab, course, list(submissions))
+def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int = 1, sandboxed: bool = True,
+                force: bool = False, progress: bool = False, cell_timeout: int = settings.CELL_TIMEOUT_S,
+                notebook_timeout: float = 600.0, on_done=None, scheduler: str | None = None
+                ) -> dict[str, tuple[object, bool]]:
+    """{student_id: (HandinRun, resumed)}; each run is stored as it finishes."""
+    from autograder.execute_handin import HandinRun, run_handin
 
-
-def read_gradebook(lab: str, course: Path, students: list[str]) -> list[SubmissionGrade]:
-    from nbgrader.api import Gradebook, MissingEntry
-
-    results = []
-    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
-        assignment = gb.find_assignment(lab)
-        max_score = float(assignment.max_score)
-        for student in students:
-            try:
-                sub = gb.find_submission_notebook(lab, lab, student)
-            except MissingEntry:
-                results.append(SubmissionGrade(student, 0.0, max_score, "not graded (see nbgrader log)"))
+    source_path = course / "source" / lab / f"{lab}.ipynb"
+    source, release = nbs.read(source_path), nbs.read(course / "release" / lab / f"{lab}.ipynb")
+    runs_dir = course / "runs" / lab
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, tuple[object, bool]] = {}
+    todo = []
+    for sid, path in sorted(handins.items()):
+        key = _run_key(path, source_path, sandboxed)
+        stored = runs_dir / f"{sid}.json"
+        if stored.exists() and not force:
+            data = json.loads(stored.read_text())
+            if data.get("key") == key:
+                data.pop("key")
+                results[sid] = (HandinRun.from_json(data), True)
                 continue
-            cells = {g.name: (float(g.score or 0.0), float(g.max_score)) for g in sub.grades
-                     if g.cell_type == "code"}
-            results.append(SubmissionGrade(student, float(sub.score), max_score, run_status(course, student),
-                                           cells))
+        todo.append((sid, path, key))
+    cores = sorted(os.sched_getaffinity(0))
+    threads = max(1, len(cores) // max(1, jobs))
+
+    def cpus(slot: int) -> set[int] | None:  # slot n gets its own `threads` cores when there are enough
+        mine = cores[slot * threads:(slot + 1) * threads]
+        return set(mine) if jobs > 1 and len(mine) == threads else None
+    slots = list(range(max(1, jobs)))
+    lock = threading.Lock()
+
+    def one(sid, path, key):
+        with lock:
+            slot = slots.pop()
+        try:
+            handin = nbs.read(path) if path.suffix == ".ipynb" else None
+            run = run_handin(source, release, handin, sandboxed=sandboxed, slot=slot, threads=threads,
+                             cell_timeout=cell_timeout, notebook_timeout=notebook_timeout,
+                             files=settings.SOLUTIONS / lab, cpus=cpus(slot))
+        finally:
+            with lock:
+                slots.append(slot)
+        tmp = runs_dir / f".{sid}.json.tmp"
+        tmp.write_text(json.dumps({**run.to_json(), "key": key}))
+        tmp.replace(runs_dir / f"{sid}.json")  # atomic: a killed run never leaves half a record
+        return sid, run
+
+    bar = None
+    if progress and todo:
+        from tqdm import tqdm
+        bar = tqdm(total=len(todo), desc=f"grading {lab}", unit="hand-in", file=sys.stderr, dynamic_ncols=True)
+    failures = 0
+    if scheduler:
+        finished = _dask_runs(scheduler, todo, source_path, course / "release" / lab / f"{lab}.ipynb", lab, runs_dir,
+                              dict(sandboxed=sandboxed, threads=threads, cell_timeout=cell_timeout,
+                                   notebook_timeout=notebook_timeout))
+    else:
+        pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+        finished = (f.result() for f in as_completed([pool.submit(one, *t) for t in todo]))
+    try:
+        for sid, run in finished:
+            results[sid] = (run, False)
+            failures += run.status != "graded"
+            if on_done:
+                on_done(sid, run)
+            if bar:
+                bar.set_postfix_str(f"not clean: {failures}")
+                bar.update(1)
+    finally:
+        if not scheduler:
+            pool.shutdown(wait=True)
+    if bar:
+        bar.close()
     return results
 
 
-def run_status(course: Path, student: str) -> str:
-    """How the hand-in's run ended: "graded", or why its cells score 0 (timeout, memory limit, ...)."""
-    path = course / "status" / f"{student}.json"
-    if not path.exists():
-        return "graded"
-    return json.loads(path.read_text()).get("status", "graded")
+def _dask_runs(scheduler: str, todo, source_path: Path, release_path: Path, lab: str, runs_dir: Path, options: dict):
+    """Yield (student_id, HandinRun) as a dask.distributed cluster finishes them; stored like local runs."""
+    from distributed import Client
+    from distributed import as_completed as dask_completed
+
+    from autograder.execute_handin import HandinRun, run_remote
+
+    source, release = source_path.read_text(), release_path.read_text()
+    options = {**options, "files": str(settings.SOLUTIONS / lab)}
+    with Client(scheduler, timeout=30) as client:
+        futures = {client.submit(run_remote, source, release, path.read_text(), options, key=f"{lab}-{sid}-{key[:12]}",
+                                 pure=False): (sid, key) for sid, path, key in todo}
+        for fut in dask_completed(list(futures)):
+            sid, key = futures[fut]
+            data = fut.result()
+            tmp = runs_dir / f".{sid}.json.tmp"
+            tmp.write_text(json.dumps({**data, "key": key}))
+            tmp.replace(runs_dir / f"{sid}.json")
+            yield sid, HandinRun.from_json(data)
 
 
-def collect_folder(folder: Path, lab: str) -> dict[str, Path]:
-    """`<folder>/<student_id>/<lab>.ipynb` -> {student_id: path}."""
-    subs = {}
-    for path in sorted(folder.glob(f"*/{lab}.ipynb")):
-        subs[path.parent.name] = path
-    return subs
+# ---- stage 3: nbgrader scores the stored runs and writes the gradebook ----
+
+def score(lab: str, course: Path, handins: dict[str, Path], due: datetime | None = None) -> dict[str, str]:
+    """Put each hand-in into submitted/ and autograde it from its stored run; {student_id: error}.
+
+    What goes into submitted/ is the notebook that ran (the instructor's cells around the student's
+    answers, outputs cleared), not the raw file: nbgrader never parses a hand-in's own metadata, so
+    tampered metadata cannot make it fail. The raw file stays in OUT/staged/ for the record."""
+    for sid, path in handins.items():
+        dest = course / "submitted" / sid / lab
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        stored = course / "runs" / lab / f"{sid}.json"
+        if stored.exists():
+            nb = nbs.clear_outputs(nbformat.reads(json.loads(stored.read_text())["notebook"], as_version=4))
+            nbs.write(nb, dest / f"{lab}.ipynb")
+        else:
+            shutil.copy(path, dest / f"{lab}.ipynb")
+        stamp = path.parent / "timestamp.txt"
+        if stamp.exists():
+            shutil.copy(stamp, dest / "timestamp.txt")
+    if not handins:
+        return {}
+    due_s = due.astimezone(UTC).isoformat() if due else ""
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+           "PYTHONPATH": str(settings.ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "autograder.score", str(course), lab, due_s, *sorted(handins)],
+                          cwd=course, capture_output=True, text=True, env=env)
+    errors = {}
+    for line in proc.stdout.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if not rec["ok"]:
+            errors[rec["student_id"]] = rec["log"]
+    if proc.returncode != 0:
+        raise GradingError(f"scoring failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return errors
 
 
-def write_grades_csv(results: list[SubmissionGrade], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["student_id", "score", "max_score", "status"])
-        for r in sorted(results, key=lambda r: r.student_id):
-            w.writerow([r.student_id, f"{r.score:g}", f"{r.max_score:g}", r.status])
+def read_gradebook(lab: str, course: Path, students: list[str]) -> dict[str, SubmissionGrade]:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out = {}
+    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
+        max_score = float(gb.find_assignment(lab).max_score)
+        for student in students:
+            try:
+                sub = gb.find_submission_notebook(lab, lab, student)
+                asub = gb.find_submission(lab, student)
+            except MissingEntry:
+                out[student] = SubmissionGrade(student, 0.0, max_score, "not graded (see nbgrader log)")
+                continue
+            cells = {g.name: (float(g.score or 0.0), float(g.max_score)) for g in sub.grades
+                     if g.cell_type == "code"}
+            penalty = float(sub.late_submission_penalty or 0.0)
+            out[student] = SubmissionGrade(
+                student, float(sub.score) - penalty, max_score, "graded", cells, raw_score=float(sub.score),
+                late_penalty=penalty, hours_late=round(float(asub.total_seconds_late or 0) / 3600, 2),
+                submitted=asub.timestamp.isoformat() if asub.timestamp else "")
+    return out
 
 
-def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure: bool = False) -> int:
-    from autograder import demo
+def autograde(lab: str, submissions: dict[str, Path], course: Path, params: dict | None = None,
+              sandboxed: bool | None = None, jobs: int = 1) -> list[SubmissionGrade]:
+    """Grade {student_id: notebook} for `lab` in a fresh scratch course (the lab-quality check)."""
+    if sandboxed is None:
+        sandboxed = sandbox.available()
+    prepare_course(lab, course, params)
+    return grade_prepared(lab, submissions, course, sandboxed=sandboxed, jobs=jobs)
+
+
+def grade_prepared(lab: str, submissions: dict[str, Path], course: Path, sandboxed: bool | None = None,
+                   jobs: int = 1, force: bool = False, progress: bool = False,
+                   due: datetime | None = None, **run_options) -> list[SubmissionGrade]:
+    """Stages 2 and 3 for hand-ins already collected: run (or reuse stored runs), then score."""
+    if sandboxed is None:
+        sandboxed = sandbox.available()
+    runs = run_handins(lab, course, submissions, jobs=jobs, sandboxed=sandboxed, force=force, progress=progress,
+                       **run_options)
+    errors = score(lab, course, submissions, due)
+    grades = read_gradebook(lab, course, sorted(submissions))
+    for sid, g in grades.items():
+        run, resumed = runs[sid]
+        g.status, g.flags, g.notes = run.status, list(run.flags), list(run.notes)
+        g.seconds, g.resumed = run.seconds, resumed
+        if sid in errors:
+            g.status = "not graded: nbgrader failed (see audit.jsonl)"
+            g.notes.append(errors[sid][-500:])
+    return [grades[s] for s in sorted(grades)]
+
+
+# ---- the command ----
+
+def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure: bool = False,
+                  jobs: int | None = None, force: bool = False, roster: Path | None = None,
+                  course: Path | None = None, feedback_hidden: bool = False, exchange_root: str | None = None,
+                  course_id: str | None = None, scheduler: str | None = None) -> int:
+    from autograder import collect, report
 
     if lab not in settings.labs():
         print(f"unknown lab {lab!r}; labs: {', '.join(settings.labs())}", file=sys.stderr)
-        return 2
-    if submissions is None:
-        submissions = demo.build_demo_class(lab)
-        print(f"SUBMISSIONS not given: grading the demo class in {submissions}")
-    out = out or settings.GRADES / lab
-    subs = collect_folder(submissions, lab)
-    if not subs:
-        print(f"no hand-ins found: expected {submissions}/<student_id>/{lab}.ipynb", file=sys.stderr)
         return 2
     if insecure:
         print("WARNING: --insecure: hand-ins run WITHOUT the sandbox, as this user, with access to the course "
@@ -178,10 +338,113 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
     elif not sandbox.available():
         print(sandbox.INSTALL_HINT, file=sys.stderr)
         return 2
-    print(f"grading {len(subs)} hand-in(s) of {lab} {'WITHOUT a sandbox' if insecure else 'in the sandbox'} ...")
-    results = autograde(lab, subs, out / "course", settings.run_parameters(), sandboxed=not insecure)
-    write_grades_csv(results, out / "grades.csv")
-    for r in sorted(results, key=lambda r: r.student_id):
-        print(f"  {r.student_id:<20} {r.score:>6g} / {r.max_score:g}  {r.status}")
-    print(f"wrote {out / 'grades.csv'}")
+    if submissions is not None and str(submissions) == "exchange":
+        try:
+            submissions = collect_exchange(lab, (out or settings.GRADES / lab) / "exchange", exchange_root, course_id)
+        except GradingError as e:
+            print(str(e), file=sys.stderr)
+            return 2
+    if submissions is None:
+        submissions = settings.ROOT / "autograder" / "demo" / lab
+        if not submissions.exists():
+            from autograder import demo
+            submissions = demo.build_demo_class(lab)
+        print(f"SUBMISSIONS not given: grading the demo class in {submissions}")
+    out = out or settings.GRADES / lab
+    course = course or settings.GRADING_COURSE
+    jobs = jobs or os.cpu_count() or 1
+    policy = collect.load_policy()
+    try:
+        handins, roster_rows = collect.collect(submissions, lab, out / "staged", policy, roster)
+    except FileNotFoundError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    if not handins:
+        print(f"no hand-ins found: expected {submissions}/<student_id>/{lab}.ipynb or an LMS zip", file=sys.stderr)
+        return 2
+    runnable = {sid: h.path for sid, h in handins.items() if h.status == "ok" and h.path is not None}
+    out.mkdir(parents=True, exist_ok=True)
+    audit = report.AuditLog(out / "audit.jsonl")
+    audit.write("start", lab=lab, submissions=str(submissions), jobs=jobs, sandboxed=not insecure, force=force,
+                user=getpass.getuser(), host=socket.gethostname(), handins=len(handins), runnable=len(runnable))
+    where = f"on the dask cluster at {scheduler}" if scheduler else f"{jobs} at a time"
+    print(f"grading {len(runnable)} of {len(handins)} hand-in(s) of {lab}, {where}, "
+          f"{'WITHOUT a sandbox' if insecure else 'each in the sandbox'} ...")
+    t0 = time.perf_counter()
+    prepare_course(lab, course, settings.run_parameters(), fresh=False)
+
+    def done(sid, run):
+        audit.write("ran", student_id=sid, status=run.status, seconds=run.seconds, flags=run.flags[:5],
+                    memory_peak=run.memory_peak, sha256=handins[sid].sha256)
+
+    grades = {g.student_id: g for g in grade_prepared(
+        lab, runnable, course, sandboxed=not insecure, jobs=jobs, force=force, progress=True,
+        due=policy.due.get(lab), on_done=done, scheduler=scheduler)}
+    max_score = next(iter(grades.values())).max_score if grades else _max_score(lab, course)
+    for sid, h in handins.items():
+        g = grades.get(sid) or SubmissionGrade(sid, 0.0, max_score, h.status)
+        g.notes = h.notes + g.notes
+        if h.submitted and not g.submitted:
+            g.submitted = h.submitted.isoformat()
+        grades[sid] = g
+        audit.write("graded", student_id=sid, origin=h.origin, sha256=h.sha256, status=g.status, score=g.score,
+                    max_score=g.max_score, late_penalty=g.late_penalty, resumed=g.resumed, flags=g.flags[:5],
+                    notes=g.notes[:5])
+    results = [grades[s] for s in sorted(grades)]
+    write_grades_csv(results, out / "grades.csv", roster_rows)
+    report.write_feedback(lab, course, results, out / "feedback", show_hidden=feedback_hidden)
+    report.write_report(lab, results, out / "report.html", time.perf_counter() - t0, jobs)
+    audit.write("end", seconds=round(time.perf_counter() - t0, 1), graded=len(runnable),
+                resumed=sum(g.resumed for g in results))
+    for r in results:
+        extra = "  (stored run reused)" if r.resumed else ""
+        print(f"  {r.student_id:<14} {r.score:>6g} / {r.max_score:g}  {r.status}{extra}")
+    print(f"wrote {out / 'grades.csv'}, {out / 'report.html'}, {out / 'feedback'}/, {out / 'audit.jsonl'}")
+    print(f"gradebook: {course / 'gradebook.db'} (formgrader: make lab, then Nbgrader > Formgrader)")
     return 0
+
+
+def collect_exchange(lab: str, dest: Path, exchange_root: str | None, course_id: str | None) -> Path:
+    """`nbgrader collect` from the JupyterHub exchange (nbgrader_config.py names the exchange and the
+    course id; the options override them) into `dest/<student_id>/<lab>/`."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    args = ["collect", lab, "--update", f"--CourseDirectory.submitted_directory={dest}"]
+    if exchange_root:
+        args.append(f"--Exchange.root={exchange_root}")
+    if course_id:
+        args.append(f"--CourseDirectory.course_id={course_id}")
+    log = nbgrader(args, settings.ROOT)
+    print(f"collected {sum(1 for _ in dest.glob(f'*/{lab}'))} hand-in(s) from the exchange")
+    if "error" in log.lower() and not any(dest.iterdir()):
+        raise GradingError(f"nbgrader collect failed:\n{log[-2000:]}")
+    return dest
+
+
+def _max_score(lab: str, course: Path) -> float:
+    from nbgrader.api import Gradebook
+    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
+        return float(gb.find_assignment(lab).max_score)
+
+
+GRADES_COLUMNS = ["student_id", "first_name", "last_name", "email", "score", "max_score", "percent", "raw_score",
+                  "late_penalty", "hours_late", "status", "needs_review", "submitted_at"]
+
+
+def write_grades_csv(results: list[SubmissionGrade], path: Path, roster: dict[str, dict] | None = None) -> None:
+    """One row per student, keyed by the id the LMS and the roster share (see README, "Grades into an LMS")."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(GRADES_COLUMNS)
+        for r in sorted(results, key=lambda r: r.student_id):
+            who = (roster or {}).get(r.student_id, {})
+            pct = 100 * r.score / r.max_score if r.max_score else 0
+            w.writerow([r.student_id, who.get("first_name", ""), who.get("last_name", ""), who.get("email", ""),
+                        f"{r.score:g}", f"{r.max_score:g}", f"{pct:.1f}", f"{r.raw_score:g}", f"{r.late_penalty:g}",
+                        f"{r.hours_late:g}", r.status, "yes" if r.needs_review else "", r.submitted])
+
+
+def as_dict(g: SubmissionGrade) -> dict:
+    return asdict(g)

@@ -130,7 +130,8 @@ def _grading_job(lab: str, params: dict, threads: int) -> GradingRun:
     nbs.write(nbs.fill_solutions(student, nbs.read(settings.solution_notebook(lab))),
               handins / "solution" / f"{lab}.ipynb")
     nbs.write(student, handins / "blank" / f"{lab}.ipynb")
-    results = {r.student_id: r for r in grade.grade_prepared(lab, grade.collect_folder(handins, lab), course)}
+    subs = {sid: handins / sid / f"{lab}.ipynb" for sid in ("solution", "blank")}
+    results = {r.student_id: r for r in grade.grade_prepared(lab, subs, course, jobs=threads)}
     run.solution, run.blank = results.get("solution"), results.get("blank")
     run.seconds = time.perf_counter() - t0
     return run

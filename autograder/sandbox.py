@@ -99,7 +99,8 @@ def command(argv: list[str], workdir: Path, extra_ro: dict[str, str] | None = No
                 made.add(d)
     for src, dest in binds:
         cmd += ["--ro-bind", src, dest]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workdir), HANDIN,
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",  # multiprocessing locks
+            "--bind", str(workdir), HANDIN,
             "--chdir", HANDIN, "--clearenv"]
     env = {"HOME": HANDIN, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "PYTHONPATH": COURSE,
            "PYTHONDONTWRITEBYTECODE": "1", "MPLCONFIGDIR": "/tmp/mpl", "IPYTHONDIR": "/tmp/ipython",
@@ -176,7 +177,7 @@ class _MemoryCgroup:
 
 
 def run(argv: list[str], workdir: Path, limits: Limits = Limits(), slot: int = 0,
-        extra_ro: dict[str, str] | None = None, stdin: bytes | None = None) -> Result:
+        extra_ro: dict[str, str] | None = None, stdin: bytes | None = None, cpus: set[int] | None = None) -> Result:
     """Run `argv` in the sandbox; never raises for what the code inside does."""
     if not available():
         raise RuntimeError(INSTALL_HINT)
@@ -189,6 +190,8 @@ def run(argv: list[str], workdir: Path, limits: Limits = Limits(), slot: int = 0
 
     def preexec():
         cg.join()
+        if cpus:  # parallel jobs each get their own cores, so their torch threads do not fight
+            os.sched_setaffinity(0, cpus)
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))

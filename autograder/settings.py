@@ -16,6 +16,7 @@ BUILD = ROOT / "build"
 EXECUTED = BUILD / "executed"  # papermill outputs of solutions and course notebooks
 SCRATCH = BUILD / "scratch"  # throw-away nbgrader courses used by quality checks
 GRADES = BUILD / "grades"  # `make grade` output, one folder per lab
+GRADING_COURSE = BUILD / "course"  # `make grade`'s gradebook and hand-ins: the folders nbgrader_config.py names
 DEMO = BUILD / "demo"  # the generated demo class
 STUDENT_DIST = BUILD / "student"
 

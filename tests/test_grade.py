@@ -1,56 +1,387 @@
-"""`make grade` in its simplest honest form: a folder of hand-ins in, grades.csv out."""
+"""`make grade` end to end: the embedded demo class, the exploit corpus, malformed input,
+a killed and resumed run, and manual scores that survive a regrade."""
 
 from __future__ import annotations
 
 import csv
+import io
+import json
+import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
+import zipfile
+from pathlib import Path
 
 import pytest
 
-from autograder import settings
+from autograder import demo, sandbox, settings
+from autograder import notebooks as nbs
 
 LAB = "lab01-strides"
+DEMO = settings.ROOT / "autograder" / "demo" / LAB
+needs_bwrap = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap is not installed (make sandbox-deps)")
 
+
+def grade(out: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "autograder", "grade", "--lab", LAB, "--out", str(out), "--course",
+           str(out / "course"), "--jobs", "2", *args]
+    proc = subprocess.run(cmd, cwd=settings.ROOT, capture_output=True, text=True)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    return proc
+
+
+def read_grades(out: Path) -> dict[str, dict]:
+    with (out / "grades.csv").open() as f:
+        return {r["student_id"]: r for r in csv.DictReader(f)}
+
+
+def hidden_lines() -> set[str]:
+    """Lines of the hidden tests that appear nowhere in the student's notebook."""
+    sol = nbs.read(settings.solution_notebook(LAB))
+    visible = settings.student_notebook(LAB).read_text()
+    lines = set()
+    for cell in sol.cells:
+        if "BEGIN HIDDEN TESTS" in cell.source:
+            body = cell.source.split("### BEGIN HIDDEN TESTS", 1)[1].split("### END HIDDEN TESTS", 1)[0]
+            lines |= {ln.strip() for ln in body.splitlines()
+                      if len(ln.strip()) >= 25 and not ln.strip().startswith("#")}
+    return {ln for ln in lines if json.dumps(ln)[1:-1] not in visible}
+
+
+# ---- the demo class ----
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    out = tmp_path_factory.mktemp("grades")
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--lab", LAB, "--out", str(out)],
-                          cwd=settings.ROOT, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def demo_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    proc = grade(out)  # no SUBMISSIONS: the embedded demo class
+    return out, proc.stdout
+
+
+def test_embedded_demo_class_is_in_sync_with_the_lab():
+    stale = demo.embedded_out_of_sync()
+    assert not stale, (f"the committed demo class differs from a fresh generation: {stale[:5]}; run "
+                       "`python -m autograder demo --embedded` and commit autograder/demo/")
+    assert len([p for p in DEMO.iterdir() if p.is_dir()]) >= 12
+
+
+@needs_bwrap
+def test_demo_class_grades_are_what_each_hand_in_deserves(demo_run):
+    out, log = demo_run
+    rows = read_grades(out)
+    expected = json.loads((DEMO / "expected.json").read_text())
+    assert set(rows) == set(expected), f"grades.csv students differ from expected.json:\n{log}"
+    for sid, want in expected.items():
+        row = rows[sid]
+        score, full = float(row["score"]), float(row["max_score"])
+        what = f"{sid} ({want['why']}): got {row['score']}/{row['max_score']} status {row['status']!r}\n{log}"
+        assert row["status"].startswith(want["status"]), what
+        if want["score"] == "full":
+            assert score == full, what
+        elif want["score"] == "partial":
+            assert 0 < score < full, what
+        elif want["score"] == "late":
+            assert float(row["raw_score"]) == full and 0 < float(row["late_penalty"]) and score < full, what
+        else:
+            assert score == want["score"], what
+    assert rows["max"]["late_penalty"] == f"{0.3 * float(rows['max']['raw_score']):g}", rows["max"]
+
+
+@needs_bwrap
+def test_grades_csv_columns_and_review_flags(demo_run):
+    out, _ = demo_run
     with (out / "grades.csv").open() as f:
-        rows = {r["student_id"]: r for r in csv.DictReader(f)}
-    return rows, proc.stdout
+        header = next(csv.reader(f))
+    assert header[:7] == ["student_id", "first_name", "last_name", "email", "score", "max_score", "percent"]
+    assert {"status", "needs_review", "late_penalty"} <= set(header)
+    rows = read_grades(out)
+    assert rows["ada"]["first_name"] == "Ada" and rows["ada"]["needs_review"] == ""
+    for sid in ("hal", "ivy", "jon", "kim", "lee", "zed"):
+        assert rows[sid]["needs_review"] == "yes", rows[sid]
 
 
-def test_grades_csv_has_the_documented_columns(graded):
-    rows, _ = graded
-    assert rows, "grades.csv is empty"
-    assert list(next(iter(rows.values()))) == ["student_id", "score", "max_score", "status"]
+@needs_bwrap
+def test_feedback_and_report(demo_run):
+    out, _ = demo_run
+    secret = hidden_lines()
+    assert secret, "lab01 has hidden tests"
+    for sid in ("ada", "bea", "eli", "jon"):
+        page = (out / "feedback" / sid / f"{LAB}.html").read_text()
+        assert "hidden_contiguous_strides" in page and "test_contiguous_strides" in page
+        leaked = [ln for ln in secret if ln in page]
+        assert not leaked, f"feedback for {sid} shows hidden test source: {leaked[:2]}"
+    assert "failed" in (out / "feedback" / "eli" / f"{LAB}.html").read_text()
+    report = (out / "report.html").read_text()
+    assert report.count("data:image/png;base64") >= 1 and "Needs a human look" in report
+    for sid in ("hal", "jon", "kim", "zed"):
+        assert f"<td>{sid}</td>" in report.split("Every hand-in")[0], f"{sid} missing from the review list"
+    events = [json.loads(line)["event"] for line in (out / "audit.jsonl").read_text().splitlines()]
+    assert events[0] == "start" and events[-1] == "end" and events.count("graded") == 16
 
 
-def test_demo_class_grades_are_what_each_hand_in_deserves(graded):
-    rows, log = graded
-    full = float(rows["ada"]["max_score"])
-    assert float(rows["ada"]["score"]) == full, f"ada handed in every right answer:\n{log}"
-    assert float(rows["cal"]["score"]) == 0, f"cal handed in the untouched notebook:\n{log}"
-    assert 0 < float(rows["bea"]["score"]) < full, f"bea has one plausible mistake:\n{log}"
-    for sid in ("ada", "bea", "cal"):
-        assert rows[sid]["status"] == "graded", rows[sid]
+@needs_bwrap
+def test_manual_scores_survive_a_forced_regrade(demo_run, tmp_path):
+    """What an instructor sets in formgrader (a manual score, a comment) outlives `make grade FORCE=1`."""
+    from nbgrader.api import Gradebook
+
+    out, _ = demo_run
+    url = "sqlite:///" + str(out / "course" / "gradebook.db")
+    with Gradebook(url) as gb:
+        g = gb.find_grade("test_flat_index", LAB, LAB, "bea")
+        points = float(g.max_score)
+        g.manual_score = 1.5
+        c = gb.find_comment("flat_index", LAB, LAB, "bea")  # comments live on answer cells
+        c.manual_comment = "checked by hand"
+        gb.db.commit()
+    before = float(read_grades(out)["bea"]["score"])
+    only_bea = tmp_path / "class"
+    (only_bea / "bea").mkdir(parents=True)
+    for f in (DEMO / "bea").iterdir():
+        (only_bea / "bea" / f.name).write_bytes(f.read_bytes())
+    proc = grade(out, "--submissions", str(only_bea), "--force", "--roster", str(DEMO / "students.csv"))
+    assert "(stored run reused)" not in proc.stdout.split("bea", 1)[1].splitlines()[0], "--force must rerun"
+    with Gradebook(url) as gb:
+        g = gb.find_grade("test_flat_index", LAB, LAB, "bea")
+        assert g.manual_score == 1.5 and g.score == 1.5, "the manual score given in formgrader was lost"
+        assert gb.find_comment("flat_index", LAB, LAB, "bea").manual_comment == "checked by hand"
+    after = float(read_grades(out)["bea"]["score"])
+    assert after == before - points + 1.5, f"grades.csv ignores the manual score: {before} -> {after}"
 
 
-def test_hand_ins_that_break_the_run_score_zero_with_a_reason(graded):
-    rows, log = graded
-    assert rows["dan"]["status"] == "memory limit" and float(rows["dan"]["score"]) == 0, rows["dan"]
-    # a dead kernel must not leave later test cells unrun and so full marks
-    assert rows["eve"]["status"] == "kernel died" and float(rows["eve"]["score"]) == 0, rows["eve"]
+# ---- the exploit corpus ----
 
+@pytest.fixture(scope="module")
+def exploit_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("exploits")
+    student = nbs.read(settings.student_notebook(LAB))
+    solution = nbs.read(settings.solution_notebook(LAB))
+    hand_ins = {"blank": student, "solution": nbs.fill_solutions(student, solution)}
+    exploits = demo.load_exploits()
+    for e in exploits:
+        hand_ins[e.name.replace("_", "-")] = demo.exploit_handin(e, student, solution)
+    for sid, nb in hand_ins.items():
+        nbs.write(nb, base / "class" / sid / f"{LAB}.ipynb")
+    proc = grade(base, "--submissions", str(base / "class"))
+    return base, exploits, proc.stdout
+
+
+def test_exploit_corpus_is_large_and_covers_every_kind():
+    exploits = demo.load_exploits()
+    assert len(exploits) >= 15
+    kinds = " | ".join(e.kind for e in exploits)
+    for word in ("always-true", "torch", "numpy", "sys.modules", "builtins", "IPython", "editing", "deleting",
+                 "re-tagging", "sys.exit", "os._exit", "signal", "printing", "reading hidden", "gradebook"):
+        assert word in kinds, f"no exploit of the kind {word!r}"
+
+
+@needs_bwrap
+def test_no_exploit_scores_more_than_a_blank_hand_in(exploit_run):
+    base, exploits, log = exploit_run
+    rows = read_grades(base)
+    blank = float(rows["blank"]["score"])
+    assert float(rows["solution"]["score"]) == float(rows["solution"]["max_score"]), \
+        f"the honest hand-in graded beside the exploits lost points: {rows['solution']}\n{log}"
+    beaten = {sid: (r["score"], r["status"]) for sid, r in rows.items()
+              if sid not in ("blank", "solution") and float(r["score"]) > blank}
+    assert not beaten, f"exploits that scored more than the untouched notebook ({blank:g}): {beaten}\n{log}"
+
+
+HARMLESS = {"eq-always-true", "write-gradebook"}  # nothing to flag: the type checks and the sandbox stop them
+
+
+def outputs_text(run: dict) -> str:
+    nb = json.loads(run["notebook"])
+    return json.dumps([c.get("outputs", []) for c in nb["cells"]])
+
+
+@needs_bwrap
+def test_exploits_that_tamper_are_flagged_for_review(exploit_run):
+    base, exploits, _ = exploit_run
+    rows = read_grades(base)
+    unflagged = [sid for sid, r in rows.items()
+                 if sid not in HARMLESS | {"blank", "solution"} and r["needs_review"] != "yes"]
+    assert not unflagged, f"exploits not listed for a human look: {unflagged}"
+
+
+@needs_bwrap
+def test_hidden_tests_never_reach_the_feedback_or_the_outputs(exploit_run):
+    base, _, _ = exploit_run
+    secret = hidden_lines()
+    for sid in ("read-hidden-tests", "gc-search", "frame-walk", "print-fake-pass", "solution"):
+        page = (base / "feedback" / sid / f"{LAB}.html").read_text()
+        outputs = outputs_text(json.loads((base / "course" / "runs" / LAB / f"{sid}.json").read_text()))
+        leaked = [ln for ln in secret if ln in page or json.dumps(ln)[1:-1] in outputs]
+        assert not leaked, f"{sid} got hidden test source into its outputs or feedback: {leaked[:2]}"
+    outputs = outputs_text(json.loads((base / "course" / "runs" / LAB / "read-hidden-tests.json").read_text()))
+    assert "BEGIN SOLUTION" not in outputs and "BEGIN HIDDEN" not in outputs, outputs[:2000]
+
+
+@needs_bwrap
+def test_writing_to_the_gradebook_or_other_hand_ins_changes_nothing(exploit_run):
+    base, _, _ = exploit_run
+    outputs = outputs_text(json.loads((base / "course" / "runs" / LAB / "write-gradebook.json").read_text()))
+    assert "wrote: []" in outputs, f"the sandbox let a hand-in write outside its folder: {outputs[:1000]}"
+    con = sqlite3.connect(base / "course" / "gradebook.db")
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+# ---- malformed input ----
+
+def _zip_with(entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:
+    """A zip as an LMS writes it; entries named by a string get a time stamp before lab 1's due date."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for info, data in entries:
+            if isinstance(info, str):
+                info = zipfile.ZipInfo(info, date_time=(2026, 9, 20, 12, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return buf.getvalue()
+
+
+@needs_bwrap
+def test_malformed_and_hostile_input_gets_a_status_and_stops_nothing(tmp_path):
+    student = nbs.read(settings.student_notebook(LAB))
+    solution = nbs.read(settings.solution_notebook(LAB))
+    full = nbs.fill_solutions(student, solution)
+    good = json.dumps(full).encode()
+    flood = demo.prepend_to_first_answer(full, "print('x' * 50_000_000)")
+    other_kernel = json.loads(good)
+    other_kernel["metadata"]["kernelspec"] = {"name": "julia-1.10", "display_name": "Julia", "language": "julia"}
+    no_answers = json.loads(good)
+    no_answers["cells"] = [c for c in no_answers["cells"] if not c["metadata"].get("nbgrader", {}).get("solution")]
+    extra = json.loads(good)
+    extra["cells"].insert(3, {"cell_type": "code", "metadata": {}, "source": "helper = 42", "outputs": [],
+                              "execution_count": None})
+    link = zipfile.ZipInfo(f"sam_{LAB}.ipynb")
+    link.external_attr = (0o120777 << 16)
+    old = zipfile.ZipInfo(f"uma_{LAB}.ipynb", date_time=(2026, 9, 20, 10, 0, 0))
+    new = zipfile.ZipInfo(f"uma_{LAB}.ipynb", date_time=(2026, 9, 21, 10, 0, 0))
+    archive = tmp_path / "download.zip"
+    archive.write_bytes(_zip_with([
+        (f"ann_{LAB}.ipynb", good),
+        (f"bob_{LAB}.ipynb", b"\xff\xfe not text"),
+        (f"cat_{LAB}.ipynb", b'{"cells": "not a list"}'),
+        (f"dot_{LAB}.ipynb", json.dumps(flood).encode()),
+        (f"eva_{LAB}.ipynb", json.dumps(other_kernel).encode()),
+        (f"fin_{LAB}.ipynb", json.dumps(no_answers).encode()),
+        (f"gil_{LAB}.ipynb", json.dumps(extra).encode()),
+        (f"../../evil_{LAB}.ipynb", good),
+        (link, b"/etc/passwd"),
+        (f"zip_{LAB}.ipynb", b"{" + b" " * 30_000_000 + b"}"),
+        (old, json.dumps(student).encode()),
+        (new, good),
+    ]))
+    out = tmp_path / "out"
+    proc = grade(out, "--submissions", str(archive))
+    rows = read_grades(out)
+    status = {sid: r["status"] for sid, r in rows.items()}
+    full_marks = rows["ann"]["max_score"]
+    assert rows["ann"]["score"] == full_marks and status["ann"] == "graded", proc.stdout
+    assert status["bob"].startswith("malformed: not UTF-8")
+    assert status["cat"].startswith("malformed: not a Jupyter notebook")
+    assert status["dot"] == "graded" and rows["dot"]["score"] == full_marks, "50 MB of output must not break grading"
+    assert status["eva"] == "graded" and rows["eva"]["score"] == full_marks
+    assert "julia" in proc.stdout + (out / "audit.jsonl").read_text()
+    assert status["fin"] == "graded" and float(rows["fin"]["score"]) == 0
+    assert status["gil"] == "graded" and rows["gil"]["score"] == full_marks
+    assert status["evil"].startswith("refused: unsafe path"), status
+    assert status["sam"].startswith("refused: the zip entry is a symbolic link")
+    assert status["zip"].startswith("malformed: larger than"), status["zip"]
+    assert rows["uma"]["score"] == full_marks, "the later of two hand-ins counts"
+    assert not list(tmp_path.glob("**/evil_*")) or all("staged" in str(p) for p in tmp_path.glob("**/evil_*"))
+    assert not (settings.ROOT.parent / f"evil_{LAB}.ipynb").exists()
+
+
+# ---- kill and resume ----
+
+@needs_bwrap
+def test_a_killed_run_resumes_without_regrading_what_is_done(tmp_path):
+    src = tmp_path / "class"
+    for sid in ("ada", "bea", "cal", "dee"):
+        (src / sid).mkdir(parents=True)
+        (src / sid / f"{LAB}.ipynb").write_bytes((DEMO / sid / f"{LAB}.ipynb").read_bytes())
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "autograder", "grade", "--lab", LAB, "--out", str(out), "--course",
+           str(out / "course"), "--jobs", "1", "--submissions", str(src)]
+    proc = subprocess.Popen(cmd, cwd=settings.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    runs = out / "course" / "runs" / LAB
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list(runs.glob("*.json"))) < 2:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = sorted(p.stem for p in runs.glob("*.json"))
+    assert 2 <= len(done) < 4, f"expected to kill the run halfway, but {len(done)} of 4 were done"
+    second = grade(out, "--submissions", str(src), "--jobs", "1")
+    events = [json.loads(line) for line in (out / "audit.jsonl").read_text().splitlines()]
+    ran_again = [e["student_id"] for e in events[events.index(next(e for e in events[::-1]
+                                                                       if e["event"] == "start")):]
+                 if e["event"] == "ran"]
+    assert not set(ran_again) & set(done), f"regraded hand-ins that were done before the kill: {ran_again}"
+    assert sorted(ran_again + done) == ["ada", "bea", "cal", "dee"], (ran_again, done)
+    rows = read_grades(out)
+    assert rows["ada"]["score"] == rows["ada"]["max_score"] and float(rows["cal"]["score"]) == 0, second.stdout
+
+
+# ---- the command's own errors ----
 
 def test_unknown_lab_and_empty_folder_are_clear_errors(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--lab", "lab99-nope"],
                           cwd=settings.ROOT, capture_output=True, text=True)
     assert proc.returncode == 2 and "unknown lab" in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--lab", LAB, "--submissions",
-                           str(tmp_path)], cwd=settings.ROOT, capture_output=True, text=True)
+                           str(tmp_path), "--out", str(tmp_path / "o")], cwd=settings.ROOT, capture_output=True,
+                          text=True)
     assert proc.returncode == 2 and f"<student_id>/{LAB}.ipynb" in proc.stderr
+
+
+def test_insecure_mode_warns_loudly(tmp_path):
+    (tmp_path / "c" / "ada").mkdir(parents=True)
+    (tmp_path / "c" / "ada" / f"{LAB}.ipynb").write_bytes((DEMO / "cal" / f"{LAB}.ipynb").read_bytes())
+    proc = grade(tmp_path, "--submissions", str(tmp_path / "c"), "--insecure")
+    assert "WARNING: --insecure" in proc.stderr and "WITHOUT a sandbox" in proc.stdout
+
+
+@needs_bwrap
+def test_exchange_hand_ins_are_collected_and_graded(tmp_path):
+    """A JupyterHub course: `SUBMISSIONS=exchange` runs nbgrader collect on the exchange's inbound folder."""
+    stamp = "2026-09-21 10:00:00.000000 UTC"
+    inbound = tmp_path / "exchange" / "demo-course" / "inbound" / f"ada+{LAB}+{stamp}+0f3c"
+    inbound.mkdir(parents=True)
+    (inbound / f"{LAB}.ipynb").write_bytes((DEMO / "ada" / f"{LAB}.ipynb").read_bytes())
+    (inbound / "timestamp.txt").write_text(stamp)
+    out = tmp_path / "out"
+    proc = grade(out, "--submissions", "exchange", "--exchange-root", str(tmp_path / "exchange"),
+                 "--course-id", "demo-course")
+    assert "collected 1 hand-in(s) from the exchange" in proc.stdout, proc.stdout
+    rows = read_grades(out)
+    assert rows["ada"]["score"] == rows["ada"]["max_score"] and rows["ada"]["submitted_at"].startswith("2026-09-21")
+
+
+@needs_bwrap
+def test_dask_executor_gives_the_same_grades_and_feedback_as_a_local_run(tmp_path):
+    """`--executor dask` on a LocalCluster of two workers: identical scores, statuses and feedback."""
+    from distributed import LocalCluster
+
+    src = tmp_path / "class"
+    for sid in ("ada", "cal", "eli", "jon"):
+        (src / sid).mkdir(parents=True)
+        (src / sid / f"{LAB}.ipynb").write_bytes((DEMO / sid / f"{LAB}.ipynb").read_bytes())
+    local = tmp_path / "local"
+    grade(local, "--submissions", str(src))
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        remote = tmp_path / "dask"
+        proc = grade(remote, "--submissions", str(src), "--executor", "dask", "--scheduler", cluster.scheduler_address)
+    assert "on the dask cluster" in proc.stdout
+    timing = {"submitted_at"}
+    a, b = read_grades(local), read_grades(remote)
+    assert {s: {k: v for k, v in r.items() if k not in timing} for s, r in a.items()} == \
+        {s: {k: v for k, v in r.items() if k not in timing} for s, r in b.items()}
+    for sid in a:
+        assert (local / "feedback" / sid / f"{LAB}.html").read_text() == \
+            (remote / "feedback" / sid / f"{LAB}.html").read_text(), f"feedback for {sid} differs"

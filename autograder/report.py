@@ -1,0 +1,156 @@
+"""What `make grade` leaves for people: feedback per student, a class report, an audit log.
+
+Feedback shows each test's outcome and its learner-facing message. A hidden test
+shows neither its source nor its printed output, and a message that quotes a line
+of the hidden test's source is withheld (instructors can opt in with
+`--feedback-hidden`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+from autograder import notebooks as nbs
+
+CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border:1px solid #ccc;padding:.35rem .5rem;
+text-align:left;vertical-align:top}th{background:#f3f3f3}.pass{color:#176b1d}.fail{color:#a31515}
+pre{white-space:pre-wrap;margin:0;font-size:.85rem}.note{background:#fff6d6;padding:.5rem}
+img{max-width:100%}"""
+
+
+class AuditLog:
+    """Append-only JSON lines: who graded what, when, with which result (one writer at a time)."""
+
+    def __init__(self, path: Path):
+        self.path, self.lock = path, threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, event: str, **fields) -> None:
+        rec = {"time": datetime.now(UTC).isoformat(timespec="seconds"), "event": event, **fields}
+        with self.lock, self.path.open("a") as f:
+            f.write(json.dumps(rec, default=str) + "\n")
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>")
+
+
+def _hidden_lines(source: str) -> set[str]:
+    return {ln.strip() for ln in source.splitlines() if len(ln.strip()) >= 12 and not ln.strip().startswith("#")}
+
+
+def _message(cell, hidden: bool, show_hidden: bool, hidden_source: str) -> str:
+    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    streams = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stderr"]
+    if not errors and not streams:
+        return ""
+    if errors:
+        e = errors[0]
+        text = f"{e.get('ename', '')}: {e.get('evalue', '')}"
+        if not hidden or show_hidden:
+            tb = [ln for ln in e.get("traceback", []) if "<cell" in ln][-3:]
+            text += ("\n" + "".join(tb)) if tb else ""
+    else:
+        text = "the test wrote to stderr (a warning or error message): " + "".join(s["text"] for s in streams)[:500]
+    if hidden and not show_hidden:
+        lines = _hidden_lines(hidden_source)
+        if any(ln in text for ln in lines):
+            return "(this hidden test's message quotes its own code, so it is withheld)"
+    return text[:3000]
+
+
+def feedback_html(lab: str, grade, notebook, show_hidden: bool = False) -> str:
+    head = (f"<p><b>Score: {grade.score:g} / {grade.max_score:g}</b>"
+            + (f" (late penalty {grade.late_penalty:g}, {grade.hours_late:g} h late)" if grade.late_penalty else "")
+            + f"</p><p>Status: {html.escape(grade.status)}</p>")
+    for note in grade.notes:
+        head += f"<p class='note'>{html.escape(note)}</p>"
+    if notebook is None:
+        return _page(f"{lab}: feedback for {grade.student_id}", head + "<p>No test ran for this hand-in.</p>")
+    rows = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or not nbs.is_grade(cell) or nbs.is_solution(cell):
+            continue
+        gid = nbs.grade_id(cell)
+        hidden = "BEGIN HIDDEN TESTS" in cell.source
+        got, out_of = grade.cells.get(gid, (0.0, float(nbs.nbgrader_meta(cell).get("points", 0))))
+        ok = got >= out_of
+        msg = "" if ok else _message(cell, hidden, show_hidden, cell.source)
+        rows.append(f"<tr><td>{html.escape(gid)}</td><td>{'hidden' if hidden else 'visible'}</td>"
+                    f"<td>{got:g} / {out_of:g}</td><td class='{'pass' if ok else 'fail'}'>"
+                    f"{'passed' if ok else 'failed'}</td><td><pre>{html.escape(msg)}</pre></td></tr>")
+    table = ("<table><tr><th>test</th><th>kind</th><th>points</th><th>result</th><th>message</th></tr>"
+             + "".join(rows) + "</table>")
+    return _page(f"{lab}: feedback for {grade.student_id}", head + table)
+
+
+def write_feedback(lab: str, course: Path, results, dest: Path, show_hidden: bool = False) -> None:
+    from autograder.execute_handin import HandinRun
+
+    for g in results:
+        path = course / "runs" / lab / f"{g.student_id}.json"
+        nb = HandinRun.from_json(json.loads(path.read_text())).notebook if path.exists() and \
+            g.status not in ("missing: no hand-in",) and not g.status.startswith(("malformed", "refused", "unknown")) \
+            else None
+        out = dest / g.student_id / f"{lab}.html"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(feedback_html(lab, g, nb, show_hidden))
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    return "<img src='data:image/png;base64," + base64.b64encode(buf.getvalue()).decode() + "'>"
+
+
+def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    graded = [r for r in results if r.cells]
+    body = (f"<p>{len(results)} hand-ins, {len(graded)} graded, {jobs} at a time, "
+            f"{seconds:.0f} s in all. Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.</p>")
+    review = [r for r in results if r.needs_review]
+    body += "<h2>Needs a human look</h2>"
+    body += ("<table><tr><th>student</th><th>status</th><th>why</th></tr>" + "".join(
+        f"<tr><td>{html.escape(r.student_id)}</td><td>{html.escape(r.status)}</td>"
+        f"<td><pre>{html.escape(chr(10).join((r.flags + r.notes)[:4]))}</pre></td></tr>" for r in review)
+        + "</table>") if review else "<p>Nothing: every hand-in ran cleanly.</p>"
+    if graded:
+        fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
+        max_score = graded[0].max_score
+        axes[0].hist([r.score for r in graded], bins=min(20, max(5, int(max_score) + 1)),
+                     range=(0, max_score), color="#3b6ea8", edgecolor="white")
+        axes[0].set(title="Scores", xlabel="score", ylabel="hand-ins")
+        tests = sorted({t for r in graded for t in r.cells})
+        rates = {t: sum(r.cells.get(t, (0, 1))[0] >= r.cells.get(t, (0, 1))[1] for r in graded) / len(graded)
+                 for t in tests}
+        worst = sorted(tests, key=lambda t: rates[t])
+        axes[1].barh(worst, [100 * rates[t] for t in worst], color="#c0504d")
+        axes[1].set(title="Pass rate per test (hardest at the top)", xlabel="% of graded hand-ins")
+        axes[1].invert_yaxis()
+        axes[1].tick_params(axis="y", labelsize=7)
+        ids = [r.student_id for r in graded]
+        axes[2].bar(ids, [r.seconds for r in graded], color="#4f8f4f")
+        axes[2].set(title="Run time per hand-in", ylabel="seconds")
+        axes[2].tick_params(axis="x", labelrotation=90, labelsize=7)
+        fig.tight_layout()
+        body += "<h2>Class</h2>" + _png(fig)
+        plt.close(fig)
+        body += "<h2>Tests the class failed most</h2><table><tr><th>test</th><th>pass rate</th></tr>" + "".join(
+            f"<tr><td>{html.escape(t)}</td><td>{100 * rates[t]:.0f}%</td></tr>" for t in worst[:10]) + "</table>"
+    body += ("<h2>Every hand-in</h2><table><tr><th>student</th><th>score</th><th>late penalty</th><th>status</th>"
+             "<th>seconds</th></tr>" + "".join(
+                 f"<tr><td>{html.escape(r.student_id)}</td><td>{r.score:g} / {r.max_score:g}</td>"
+                 f"<td>{r.late_penalty:g}</td><td>{html.escape(r.status)}</td><td>{r.seconds:.1f}</td></tr>"
+                 for r in results) + "</table>")
+    path.write_text(_page(f"{lab}: class report", body))
