@@ -1,0 +1,23 @@
+# Mutant: pads the flattened parameter (ceil(numel / W) elements) instead of sharding dim 0 as FSDP2 does
+# replaces: fsdp_memory
+# must fail: hidden_fsdp_memory
+
+
+def fsdp_memory(params, world_size, dtype):
+    if type(world_size) is not int or world_size < 1:
+        raise ValueError("world_size")
+    if dtype not in (torch.float32, torch.bfloat16, torch.float16):
+        raise ValueError("dtype")
+    full = sharded = 0
+    for p in params:
+        n = math.prod(tuple(p.shape))
+        full += n
+        sharded += -(-n // world_size)
+    size = dtype.itemsize
+    optim = 8 if dtype == torch.float32 else 12
+
+    def usage(p, g, o):
+        return {"params": p * size, "grads": g * size, "optimizer": o * optim, "total": (p + g) * size + o * optim}
+
+    return {"no_shard": usage(full, full, full), "zero2": usage(full, sharded, sharded),
+            "zero3": usage(sharded, sharded, sharded)}

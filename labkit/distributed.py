@@ -1,0 +1,601 @@
+"""Week 10 (distributed training on CPU): start a few gloo ranks, watch what they send.
+
+- `run_ranks(fn, world_size, *args)`: fork `world_size` processes, give each a gloo process
+  group on the loopback interface, call `fn(rank, world_size, *args)` in each and return the
+  results, ordered by rank. A rank that raises, or a collective that hangs, ends the whole run
+  with a `RankFailure` that names the rank, its error and its last communication calls; the
+  children are always killed and reaped, and their process groups destroyed.
+- `record_comm(fn, *args)`: run `fn` and list the communication ops it dispatched
+  (`send`, `recv_`, `allreduce_`, ...) with their peer and payload size.
+- `chain_model(numels)`: a module with one parameter per entry, used in registration order,
+  so backward produces their gradients in reverse order (what DDP's bucketing assumes).
+- `check_tensor`, `check_gradients`, `check_int_lists`, `check_int_table`: checks with teaching messages.
+- `allreduce_trials` / `check_allreduce_trials`: run a candidate all-reduce on every rank of a
+  real group, record its messages, and check it against `dist.all_reduce` and a ring's rules.
+
+It ships to learners and holds no answers.
+
+Why fork: a notebook defines its functions in `__main__`, which a spawned process cannot
+import; a forked child simply has them. Why 127.0.0.1 and `GLOO_SOCKET_IFNAME=lo`: the
+grading sandbox has a loopback interface and nothing else (no network, no /etc/hosts).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import io
+import math
+import mmap
+import multiprocessing
+import multiprocessing.connection
+import os
+import pickle
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any, NamedTuple
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from labkit.testing import LabCheckFailure, fail, not_implemented_hint
+
+__all__ = ["COLLECTIVE_TIMEOUT_S", "RUN_TIMEOUT_S", "Comm", "RankFailure", "allreduce_trials", "chain_model",
+           "check_allreduce_trials", "check_gradients", "check_int_lists", "check_int_table", "check_tensor",
+           "record_comm", "run_ranks", "runs_started"]
+
+COLLECTIVE_TIMEOUT_S = 10.0  # the process group's timeout: a send/recv/collective waiting longer raises
+RUN_TIMEOUT_S = 60.0  # the whole run, start-up included; past it every rank is killed
+_GRACE_S = 2.0  # after one rank failed, how long the others get to report before they are killed
+_SLOT = 512  # bytes of shared memory per rank for "what is it doing now"
+
+# DistributedDataParallel imports torch._dynamo on first use (about 2 s). Importing it once
+# here means every forked rank inherits it instead of paying for it again.
+import torch._dynamo  # noqa: E402,F401
+
+_runs = 0
+
+
+def runs_started() -> int:
+    """How many times `run_ranks` started processes in this kernel (tests use it to see that a
+    function that should be plain arithmetic did not start any)."""
+    return _runs
+
+
+class RankFailure(LabCheckFailure):
+    """A rank raised, died or hung; the message says which, where and why."""
+
+
+# ---- what each rank is doing, for the error message ------------------------------------------
+
+_TRACED = ("send", "recv", "isend", "irecv", "batch_isend_irecv", "all_reduce", "all_gather",
+           "all_gather_into_tensor", "all_gather_single", "reduce_scatter", "reduce_scatter_tensor",
+           "reduce_scatter_single", "broadcast", "reduce", "barrier", "all_to_all", "all_to_all_single",
+           "gather", "scatter", "all_gather_object", "broadcast_object_list", "monitored_barrier")
+
+
+def _describe_arg(a: Any) -> str:
+    if isinstance(a, torch.Tensor):
+        return f"<{a.numel()} x {str(a.dtype).removeprefix('torch.')}>"
+    if isinstance(a, (list, tuple)) and a and isinstance(a[0], torch.Tensor):
+        return f"[{len(a)} tensors]"
+    if isinstance(a, (list, tuple)) and a and isinstance(a[0], dist.P2POp):
+        return "[" + ", ".join(f"{op.op.__name__}({_describe_arg(op.tensor)}, peer={op.peer})" for op in a) + "]"
+    if isinstance(a, dist.ProcessGroup):
+        return "group"
+    return repr(a)[:20]
+
+
+class _Status:
+    """The last few communication calls of one rank, kept in memory shared with the parent."""
+
+    def __init__(self, buf: mmap.mmap, rank: int):
+        self.buf, self.rank, self.calls = buf, rank, []
+        self.depth = 0  # > 0 inside a traced call: dist.send calls dist.isend, which is not noted again
+
+    def note(self, text: str) -> None:
+        self.calls = (self.calls + [text])[-4:]
+        data = "; ".join(self.calls).encode()[-(_SLOT - 1):]  # the latest calls, if it is too long
+        start = self.rank * _SLOT
+        self.buf[start:start + _SLOT] = data + b"\0" * (_SLOT - len(data))
+
+
+def _read_status(buf: mmap.mmap, rank: int) -> str:
+    raw = buf[rank * _SLOT:(rank + 1) * _SLOT]
+    return raw.split(b"\0", 1)[0].decode(errors="replace") or "no communication call yet"
+
+
+def _trace_calls(status: _Status) -> None:
+    """Wrap torch.distributed's communication functions (in this child only) so each call is noted.
+
+    The wrapper replaces the function both in `torch.distributed` and in
+    `torch.distributed.distributed_c10d`, where torch itself looks it up (`P2POp` checks that its
+    op *is* `isend` or `irecv`), so identity checks keep working."""
+    c10d = dist.distributed_c10d
+    for name in _TRACED:
+        orig = getattr(dist, name, None)
+        if orig is None:
+            continue
+
+        def wrapper(*args, __orig=orig, __name=name, **kwargs):
+            if status.depth == 0:
+                shown = [_describe_arg(a) for a in args] + [f"{k}={_describe_arg(v)}" for k, v in kwargs.items()]
+                status.note(f"dist.{__name}({', '.join(shown)})")
+            status.depth += 1
+            try:
+                return __orig(*args, **kwargs)
+            finally:
+                status.depth -= 1
+
+        functools.update_wrapper(wrapper, orig)
+        setattr(dist, name, wrapper)
+        if getattr(c10d, name, None) is orig:
+            setattr(c10d, name, wrapper)
+
+
+# ---- the child ---------------------------------------------------------------------------------
+
+def _die_with_parent(parent: int) -> None:
+    try:  # PR_SET_PDEATHSIG: if the notebook's kernel dies, the OS kills this rank too
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the kernel died before prctl took effect
+        os._exit(1)
+
+
+def _rendezvous(rank: int, world_size: int, buf: mmap.mmap, collective_timeout: float):
+    """Rank 0 hosts the TCPStore on a port the OS picks (so runs never collide on a port) and
+    publishes the port in shared memory; the other ranks wait for it and connect."""
+    timeout = timedelta(seconds=max(collective_timeout, 30.0))
+    at = world_size * _SLOT
+    if rank == 0:
+        store = dist.TCPStore("127.0.0.1", 0, world_size, True, timeout=timeout, wait_for_workers=False)
+        buf[at:at + 8] = int(store.port).to_bytes(8, "little")
+        return store
+    deadline = time.monotonic() + timeout.total_seconds()
+    while (port := int.from_bytes(buf[at:at + 8], "little")) == 0:
+        if time.monotonic() > deadline:
+            raise TimeoutError("rank 0 never published the rendezvous port (did it fail to start?)")
+        time.sleep(0.002)
+    return dist.TCPStore("127.0.0.1", port, world_size, False, timeout=timeout)
+
+
+def _child(fn, rank, world_size, conn, args, status_buf, collective_timeout, out_file, err_file, parent) -> None:
+    # Everything this process writes goes to two files, never to the kernel's streams (nbgrader
+    # gives 0 to a test cell with output on stderr, and the kernel's stream objects belong to it).
+    os.dup2(out_file.fileno(), 1)
+    os.dup2(err_file.fileno(), 2)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
+    sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), line_buffering=True)
+    _die_with_parent(parent)
+    payload: tuple
+    store = None
+    try:
+        torch.set_num_threads(1)
+        os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+        status = _Status(status_buf, rank)
+        _trace_calls(status)
+        # groups made later with dist.new_group get the same timeout (gloo's default is 30 minutes)
+        c10d = dist.distributed_c10d
+        c10d.default_pg_timeout = c10d.default_pg_nccl_timeout = timedelta(seconds=collective_timeout)
+        store = _rendezvous(rank, world_size, status_buf, collective_timeout)
+        dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size,
+                                timeout=timedelta(seconds=collective_timeout))
+        out = fn(rank, world_size, *args)
+        payload = ("ok", pickle.dumps(out))
+    except BaseException as exc:  # noqa: BLE001 - every error goes back to the parent
+        tb = traceback.format_exc()
+        payload = ("error", time.time(), type(exc).__name__, str(exc), tb, not_implemented_hint(exc))
+    finally:
+        try:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+        except BaseException:  # noqa: BLE001
+            pass
+    try:
+        conn.send_bytes(pickle.dumps(payload))
+    except BaseException as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
+        conn.send_bytes(pickle.dumps(("error", time.time(), type(exc).__name__,
+                                      f"could not send the result back: {exc}", "", "")))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if store is not None:
+        try:  # rank 0 hosts the store: it stays until every rank is done with it
+            store.add("labkit/done", 1)
+            if rank == 0:
+                deadline = time.monotonic() + collective_timeout
+                while store.add("labkit/done", 0) < world_size and time.monotonic() < deadline:
+                    time.sleep(0.005)
+        except BaseException:  # noqa: BLE001
+            pass
+    os._exit(0)
+
+
+# ---- the parent ----------------------------------------------------------------------------------
+
+def _tail(f, n: int = 1500) -> str:
+    try:
+        f.seek(0)
+        return f.read().decode(errors="replace")[-n:].strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT_S,
+              collective_timeout: float = COLLECTIVE_TIMEOUT_S) -> list:
+    """Run `fn(rank, world_size, *args)` in `world_size` forked processes, each a rank of a fresh
+    gloo process group (the default group: `dist.get_rank()`, `dist.all_reduce`, ... just work),
+    and return `[result of rank 0, result of rank 1, ...]`.
+
+    Results travel back pickled, so return tensors, numbers, lists, dicts (not modules or process
+    groups). What the ranks print appears after the run, prefixed with the rank.
+
+    Raises `RankFailure` when a rank raises (its error and traceback), dies, or when the run
+    takes longer than `timeout` seconds (which ranks had not finished and the last
+    communication calls each made). A send/recv/collective that waits longer than
+    `collective_timeout` seconds raises inside its rank (in the default group and in groups
+    that `fn` makes with `dist.new_group`). Every child is killed and reaped
+    before this returns or raises: nothing is left running.
+    """
+    global _runs
+    if not isinstance(world_size, int) or world_size < 1:
+        raise ValueError(f"world_size must be a positive int, got {world_size!r}")
+    _runs += 1
+    ctx = multiprocessing.get_context("fork")
+    # one slot per rank for its last communication calls, then 8 bytes for the store's port;
+    # the store lives in rank 0, not here, so its socket warnings stay out of the notebook
+    status_buf = mmap.mmap(-1, _SLOT * world_size + 8)
+    procs, readers, files = [], [], []
+    results: dict[int, Any] = {}
+    errors: dict[int, tuple] = {}
+    t0 = time.monotonic()
+    try:
+        for rank in range(world_size):
+            reader, writer = ctx.Pipe(duplex=False)
+            out_f, err_f = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+            files.append((out_f, err_f))
+            p = ctx.Process(target=_child, name=f"rank{rank}", daemon=True,
+                            args=(fn, rank, world_size, writer, args, status_buf,
+                                  collective_timeout, out_f, err_f, os.getpid()))
+            p.start()
+            writer.close()
+            procs.append(p)
+            readers.append(reader)
+        pending = set(range(world_size))
+        first_error_at = None
+        while pending:
+            now = time.monotonic()
+            limit = t0 + timeout if first_error_at is None else min(t0 + timeout, first_error_at + _GRACE_S)
+            if now >= limit:
+                break
+            waitables = {readers[r]: r for r in pending}
+            waitables.update({procs[r].sentinel: r for r in pending})
+            for obj in multiprocessing.connection.wait(list(waitables), timeout=limit - now):
+                r = waitables[obj]
+                if r not in pending:
+                    continue
+                payload = None
+                try:
+                    if readers[r].poll():
+                        payload = pickle.loads(readers[r].recv_bytes())
+                except (EOFError, OSError):
+                    payload = None
+                if payload is None:
+                    if obj is readers[r]:
+                        procs[r].join(1.0)
+                    if procs[r].is_alive():
+                        continue
+                    code = procs[r].exitcode
+                    how = f"was killed by signal {-code}" if code and code < 0 else f"exited with code {code}"
+                    payload = ("error", time.time(), "ProcessDied", f"the process {how} without reporting",
+                               "", "out of memory, or a crash in native code (see its last stderr lines)")
+                pending.discard(r)
+                if payload[0] == "ok":
+                    try:
+                        results[r] = pickle.loads(payload[1])
+                    except Exception as exc:  # noqa: BLE001
+                        errors[r] = ("error", time.time(), type(exc).__name__,
+                                     f"its result could not be unpickled: {exc}", "", "")
+                else:
+                    errors[r] = payload
+                    if first_error_at is None:
+                        first_error_at = time.monotonic()
+        hung = sorted(pending)
+        statuses = {r: _read_status(status_buf, r) for r in range(world_size)}
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+        for p in procs:
+            p.join(5.0)
+        for reader in readers:
+            reader.close()
+        status_buf.close()
+    for r, (out_f, _err_f) in enumerate(files):
+        text = _tail(out_f, 4000)
+        if text:
+            print("\n".join(f"[rank {r}] {line}" for line in text.splitlines()))
+    try:
+        if errors or hung:
+            raise RankFailure(_failure_message(errors, hung, statuses, files, timeout, collective_timeout,
+                                               world_size))
+    finally:
+        for out_f, err_f in files:
+            out_f.close()
+            err_f.close()
+    return [results[r] for r in range(world_size)]
+
+
+def _user_frames(tb: str) -> list[str]:
+    """The traceback's lines without the frames of this harness and of torch's logging wrapper."""
+    out, skip = [], False
+    for line in tb.strip().splitlines():
+        if line.startswith('  File "'):
+            skip = line.split('"')[1].endswith(("labkit/distributed.py", "c10d_logger.py"))
+        if not skip and line.strip(" ^~"):
+            out.append(line)
+    return out
+
+
+def _is_consequence(msg: str) -> bool:
+    return any(s in msg for s in ("Connection closed by peer", "Connection reset by peer", "Broken pipe"))
+
+
+def _failure_message(errors, hung, statuses, files, timeout, collective_timeout, world_size) -> str:
+    lines = []
+    if errors:
+        # a rank whose peer died or timed out reports a closed connection: that is a consequence,
+        # so the first error that is not one of those is shown as the cause
+        order = sorted(errors, key=lambda r: (_is_consequence(errors[r][3]), errors[r][1]))
+        first = order[0]
+        _, _, name, msg, tb, hint = errors[first]
+        short = msg.strip().splitlines()[0] if msg.strip() else ""
+        lines.append(f"rank {first} of {world_size} raised {name}" + (f": {short}" if short else ""))
+        if tb:
+            lines.append("  its traceback (last lines):")
+            lines += ["    " + ln for ln in _user_frames(tb)[-8:]]
+        for r in order[1:]:
+            first_line = (errors[r][3].strip().splitlines() or [""])[0][:200]
+            lines.append(f"  then rank {r} raised {errors[r][2]}" + (f": {first_line}" if first_line else ""))
+        stderr = _tail(files[first][1], 600)
+        if name == "ProcessDied" and stderr:
+            lines.append("  its last stderr lines:\n    " + stderr.replace("\n", "\n    "))
+            if "doesn't match expected size" in stderr:
+                hint = ("a message of the wrong size arrived, so gloo aborted the process: the ranks' sends and "
+                        "receives do not pair up (a rank skipped a send, or sends its chunks in another order)")
+        if hint:
+            lines.append(f"  likely cause: {hint}")
+        elif "Timed out" in msg or "timed out" in msg:
+            lines.append(f"  likely cause: a send/recv/collective waited more than {collective_timeout:g} s for "
+                         "its partner: a send without a matching recv (gloo's send waits until the peer posts "
+                         "its recv), a wrong peer rank, or ranks calling collectives in different orders")
+    if hung:
+        lines.append(f"{'also: ' if errors else ''}ranks {hung} did not finish within {timeout:g} s and were killed")
+        if not errors:
+            lines.append("  likely cause: a rank waits for a message nobody sends, or loops forever")
+    lines.append("  last communication calls per rank:")
+    lines += [f"    rank {r}: {statuses[r]}" for r in range(world_size)]
+    return "\n".join(lines)
+
+
+# ---- watching communication ----------------------------------------------------------------------
+
+class Comm(NamedTuple):
+    """One communication op as the dispatcher saw it. `peer` is the rank within the op's group
+    for send/recv (None for collectives). `numel`/`nbytes` measure the op's largest tensor
+    argument, i.e. the whole buffer: the tensor sent or received, the tensor all-reduced, an
+    all-gather's output, a reduce-scatter's input."""
+    op: str
+    peer: int | None
+    numel: int
+    nbytes: int
+
+
+def _tensors_in(arg: Any) -> list[torch.Tensor]:
+    if isinstance(arg, torch.Tensor):
+        return [arg]
+    if isinstance(arg, (list, tuple)):
+        return [t for a in arg for t in _tensors_in(a)]
+    return []
+
+
+class _CommRecorder(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.events: list[Comm] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = str(func)
+        if name.startswith(("c10d.", "_c10d_functional.", "c10d_functional.")):
+            op = name.split(".")[1]
+            sizes = [(sum(t.numel() for t in ts), sum(t.numel() * t.element_size() for t in ts))
+                     for ts in map(_tensors_in, args) if ts]
+            numel, nbytes = max(sizes) if sizes else (0, 0)
+            peer = args[2] if op in ("send", "recv_") and len(args) > 2 else None
+            self.events.append(Comm(op, peer, numel, nbytes))
+        return func(*args, **(kwargs or {}))
+
+
+def record_comm(fn: Callable, *args, **kwargs) -> tuple[Any, list[Comm]]:
+    """Run `fn` and return (its result, the communication ops it dispatched, in order).
+
+    Every torch.distributed call reaches the c10d operators through PyTorch's dispatcher
+    (`dist.send` -> `c10d.send`, `dist.recv` -> `c10d.recv_`, `dist.all_reduce` ->
+    `c10d.allreduce_`, a process group's own methods too), so this sees them all.
+    """
+    with _CommRecorder() as rec:
+        out = fn(*args, **kwargs)
+    return out, rec.events
+
+
+# ---- models and checks -----------------------------------------------------------------------------
+
+class _Chain(nn.Module):
+    def __init__(self, numels: Sequence[int]):
+        super().__init__()
+        self.ps = nn.ParameterList([nn.Parameter(torch.full((int(n),), 0.01)) for n in numels])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x
+        for p in self.ps:  # each parameter is used after the previous one
+            h = h + (p * p).sum() * h
+        return h.sum()
+
+
+def chain_model(numels: Sequence[int]) -> nn.Module:
+    """A module with one float32 parameter per entry of `numels`, used one after the other in
+    forward (call it on any float tensor, e.g. `torch.ones(2)`, to get a scalar loss), so
+    backward makes their gradients ready in reverse registration order."""
+    return _Chain(numels)
+
+
+def check_tensor(what: str, got: Any, expected: torch.Tensor, cause: str = "", exact: bool = True,
+                 rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """`got` must be a real tensor with `expected`'s shape and dtype and equal values
+    (`torch.equal`, or `allclose` when `exact` is False)."""
+    if not isinstance(got, torch.Tensor) or type(got).__eq__ is not torch.Tensor.__eq__:
+        fail(what, "a torch.Tensor", type(got).__name__, "return a tensor")
+    if tuple(got.shape) != tuple(expected.shape):
+        fail(f"{what}: shape", tuple(expected.shape), tuple(got.shape), cause)
+    if got.dtype != expected.dtype:
+        fail(f"{what}: dtype", expected.dtype, got.dtype, cause)
+    ok = torch.equal(got, expected) if exact else torch.allclose(got, expected, rtol=rtol, atol=atol)
+    if not ok:
+        diff = (got.double() - expected.double()).abs()
+        where = int(diff.flatten().argmax()) if diff.numel() else 0
+        fail(f"{what}: values (largest difference at flat index {where})",
+             expected.flatten()[where].item() if expected.numel() else [],
+             got.flatten()[where].item() if got.numel() else [], cause)
+
+
+def check_gradients(what: str, got: Any, expected: Sequence[torch.Tensor | None], cause: str = "",
+                    rtol: float = 1e-4, atol: float = 1e-6) -> None:
+    """`got` must be a list with one entry per parameter: None where `expected` has None, else a
+    tensor allclose to the expected gradient (same shape and dtype)."""
+    if type(got) is not list:
+        fail(what, f"a list of {len(expected)} gradients", type(got).__name__, "return a list")
+    if len(got) != len(expected):
+        fail(f"{what}: number of entries", len(expected), len(got),
+             "one entry per parameter, in model.parameters() order")
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if e is None:
+            if g is not None:
+                fail(f"{what}: entry {i}", None, type(g).__name__,
+                     "this parameter's .grad is None on rank 0 (no rank used it): return None for it")
+            continue
+        if g is None:
+            fail(f"{what}: entry {i}", f"a tensor of shape {tuple(e.shape)}", None,
+                 "this parameter has a gradient on rank 0")
+        check_tensor(f"{what}: gradient of parameter {i}", g, e, cause, exact=False, rtol=rtol, atol=atol)
+
+
+# ---- all-reduce trials: every rank runs a candidate all-reduce on seeded integer tensors ----------
+
+def _allreduce_trial_rank(rank, world_size, fn, cases, partition, seed):
+    group = None
+    if partition:  # every rank must create every group, in the same order
+        made = [dist.new_group(sorted(ranks)) for ranks in partition]
+        group = next(g for g, ranks in zip(made, partition) if rank in ranks)
+    out = []
+    for k, (shape, dtype, transposed) in enumerate(cases):
+        gen = torch.Generator().manual_seed(seed * 7919 + 131 * k + rank)
+        stored = tuple(reversed(shape)) if transposed else tuple(shape)
+        t = torch.randint(-99, 100, stored, generator=gen).to(dtype)
+        if transposed:
+            t = t.t()
+        expected = t.clone()
+        returned, comm = record_comm(fn, t, group)
+        dist.all_reduce(expected, group=group)
+        out.append({"got": t.clone(), "returned_self": returned is t, "expected": expected, "comm": comm,
+                    "group_rank": dist.get_rank(group), "group_size": dist.get_world_size(group)})
+    return out
+
+
+def allreduce_trials(fn: Callable, world_size: int, cases: Sequence[tuple], *, partition=None, seed: int = 0,
+                     collective_timeout: float = 5.0) -> list[list[dict]]:
+    """On `world_size` ranks, call `fn(tensor, group)` once per case and record what it did.
+
+    `cases` holds `(shape, dtype, transposed)`; `transposed` makes the input a non-contiguous
+    `.t()` of a 2-D tensor. Each rank's input is random integers (any summation order gives the
+    same sum). `partition` (e.g. `[[0], [1, 2, 3]]`) splits the ranks into subgroups made with
+    `dist.new_group`, and each rank passes its own subgroup; None passes `group=None`.
+    Returns `results[rank][case]`: a dict with the tensor after the call (`got`), whether `fn`
+    returned its input object, `dist.all_reduce`'s answer (`expected`), the communication ops
+    `fn` dispatched (`comm`) and the rank's group rank and size.
+    """
+    return run_ranks(_allreduce_trial_rank, world_size, fn, list(cases), partition, seed,
+                     collective_timeout=collective_timeout)
+
+
+def check_allreduce_trials(name: str, results: list[list[dict]], cases: Sequence[tuple]) -> None:
+    """Check every rank's result of `allreduce_trials` for a ring all-reduce: only send/recv, only to
+    the next rank and from the previous one in the group, at most 2(W-1) chunks of ceil(n/W)
+    elements sent, the input reduced in place and returned, equal to dist.all_reduce."""
+    for rank, per_case in enumerate(results):
+        for (shape, dtype, transposed), r in zip(cases, per_case):
+            n, w, me = math.prod(shape), r["group_size"], r["group_rank"]
+            what = (f"{name} on a {'transposed ' if transposed else ''}{tuple(shape)} "
+                    f"{str(dtype).removeprefix('torch.')} tensor, rank {rank} (rank {me} of a group of {w})")
+            ops = [c.op for c in r["comm"]]
+            if any(op not in ("send", "recv_") for op in ops):
+                fail(f"{what}: communication ops", "only send and recv_ (dist.send/recv/isend/irecv)", ops,
+                     "a collective (dist.all_reduce, all_gather, reduce_scatter, broadcast, ...) does the "
+                     "work for you: build the ring from point-to-point messages")
+            right, left = (me + 1) % w, (me - 1) % w
+            peers_out = sorted({c.peer for c in r["comm"] if c.op == "send"})
+            peers_in = sorted({c.peer for c in r["comm"] if c.op == "recv_"})
+            if any(p != right for p in peers_out) or any(p != left for p in peers_in):
+                fail(f"{what}: peers (group ranks)", f"send only to {right}, receive only from {left}",
+                     f"sent to {peers_out}, received from {peers_in}",
+                     "in a ring, rank i sends to rank (i + 1) % W and receives from rank (i - 1) % W of the "
+                     "group; with a subgroup, pass group_dst=/group_src= (group ranks) or map them with "
+                     "dist.get_global_rank")
+            sent = sum(c.numel for c in r["comm"] if c.op == "send")
+            bound = 2 * (w - 1) * -(-n // w)
+            if sent > bound:
+                fail(f"{what}: elements sent by this rank", f"at most 2 * (W - 1) * ceil(n / W) = {bound}", sent,
+                     "a ring sends each of its W chunks around twice (reduce-scatter, then all-gather), "
+                     "never the whole tensor to every rank")
+            if not r["returned_self"]:
+                fail(f"{what}: return value", "the tensor that was passed in (reduced in place)",
+                     "another object", "reduce into `tensor` itself (e.g. tensor.copy_(...)) and return it")
+            check_tensor(f"{what}: values", r["got"], r["expected"],
+                         "compare with dist.all_reduce: every chunk must be summed over all ranks "
+                         "(reduce-scatter), then sent around so every rank has every sum (all-gather)")
+
+
+def check_int_lists(what: str, got: Any, expected: list[list[int]], cause: str = "") -> None:
+    """`got` must be a list of lists of Python ints equal to `expected`."""
+    if type(got) is not list or any(type(b) is not list for b in got):
+        fail(what, expected, got, "return a list of lists (one list of parameter indices per bucket)")
+    if any(type(i) is not int for b in got for i in b):
+        fail(what, expected, got, "every index must be a Python int")
+    if got != expected:
+        fail(what, expected, got, cause)
+
+
+def check_int_table(what: str, got: Any, expected: dict[str, dict[str, int]], cause: str = "") -> None:
+    """`got` must be a dict of dicts with exactly `expected`'s keys and equal Python int values."""
+    if type(got) is not dict or set(got) != set(expected):
+        fail(f"{what}: keys", sorted(expected), sorted(got) if isinstance(got, dict) else type(got).__name__,
+             "return a dict with exactly these keys")
+    for key, row in expected.items():
+        inner = got[key]
+        if type(inner) is not dict or set(inner) != set(row):
+            fail(f"{what}[{key!r}]: keys", sorted(row),
+                 sorted(inner) if isinstance(inner, dict) else type(inner).__name__,
+                 "each strategy maps to a dict with exactly these keys")
+        for field, value in row.items():
+            if type(inner[field]) is not int:
+                fail(f"{what}[{key!r}][{field!r}]", value, inner[field],
+                     f"bytes are a Python int, not a {type(inner[field]).__name__}")
+            if inner[field] != value:
+                fail(f"{what}[{key!r}][{field!r}] (bytes per rank)", value, inner[field], cause)
