@@ -29,6 +29,6 @@ c.Execute.timeout = 120
 
 # nbgrader gives 0 to a test cell with any stderr output. These harmless
 # messages (library deprecation/user warnings, tqdm bars, torch's own glog-style
-# "W1122 02:29:05.159000 13690 ..." log lines) must not cost points.
+# "W1122 02:29:05.159000 13690 ..." log lines, bracketed or not, as c10d writes them) must not cost points.
 c.IgnorePattern.enabled = True
-c.IgnorePattern.pattern = r"(?m)(?:\w*Warning:|\d+%\||^[WI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )"
+c.IgnorePattern.pattern = r"(?m)(?:\w*Warning:|\d+%\||^\[?[WI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )"

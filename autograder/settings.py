@@ -27,7 +27,7 @@ SOLUTION_BUDGET_S = 60
 
 SKIP_MARK = "SKIPPED (needs CUDA):"  # printed by labkit.skip_unless_cuda
 # stderr text nbgrader forgives in a test cell (nbgrader_config.py sets IgnorePattern to the same; a test checks)
-IGNORE_STDERR = r"(?m)(?:\w*Warning:|\d+%\||^[WI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )"
+IGNORE_STDERR = r"(?m)(?:\w*Warning:|\d+%\||^\[?[WI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )"
 
 
 def labs() -> list[str]:
