@@ -1,0 +1,16 @@
+# Mutant: counts every node, placeholders, get_attr and the output included
+# replaces: count_ops
+# must fail: test_count_ops, hidden_count_ops
+from collections import Counter
+
+
+def count_ops(gm):
+    counts = Counter()
+    for node in gm.graph.nodes:
+        if node.op == "call_function":
+            counts[node.target.__name__] += 1
+        elif node.op == "call_module":
+            counts[type(gm.get_submodule(node.target)).__name__] += 1
+        else:
+            counts[str(node.target)] += 1
+    return counts

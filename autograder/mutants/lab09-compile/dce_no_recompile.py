@@ -1,0 +1,21 @@
+# Mutant: edits the graph but never calls gm.recompile(), so gm still runs the old code, dead work included
+# replaces: dead_code_eliminate
+# must fail: test_dead_code_eliminate
+
+
+def dead_code_eliminate(gm):
+    def has_side_effect(node):
+        if node.is_impure():
+            return True
+        if node.op in ("call_function", "call_method"):
+            name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
+            return (name.endswith("_") and not name.endswith("__")) or node.kwargs.get("inplace") is True
+        return False
+
+    erased = 0
+    for node in reversed(list(gm.graph.nodes)):
+        if not node.users and not has_side_effect(node):
+            gm.graph.erase_node(node)
+            erased += 1
+    gm.graph.lint()
+    return erased
