@@ -1,0 +1,28 @@
+# Mutant: per channel, reduces along `axis` instead of over every other dim
+# replaces: choose_qparams
+# must fail: test_choose_qparams, hidden_choose_qparams
+
+
+def choose_qparams(x, dtype, symmetric, axis=None):
+    if dtype not in (torch.qint8, torch.quint8):
+        raise ValueError(f"unsupported dtype {dtype}")
+    qmin, qmax = (-128, 127) if dtype == torch.qint8 else (0, 255)
+    x = x.detach().float()
+    if axis is None:
+        if x.numel() == 0:
+            return 1.0, 0
+        lo, hi = torch.aminmax(x)
+    else:
+        lo, hi = torch.aminmax(x, dim=axis)
+        lo, hi = lo.flatten(), hi.flatten()
+    lo, hi = torch.clamp(lo, max=0.0), torch.clamp(hi, min=0.0)
+    eps = torch.tensor(torch.finfo(torch.float32).eps)
+    if symmetric:
+        scale = torch.maximum(torch.maximum(-lo, hi) / ((qmax - qmin) / 2), eps)
+        zero_point = torch.full(scale.shape, 0 if dtype == torch.qint8 else 128, dtype=torch.int64)
+    else:
+        scale = torch.maximum((hi - lo) / float(qmax - qmin), eps)
+        zero_point = torch.clamp(qmin - torch.round(lo / scale).to(torch.int64), qmin, qmax)
+    if axis is None:
+        return float(scale), int(zero_point)
+    return scale, zero_point

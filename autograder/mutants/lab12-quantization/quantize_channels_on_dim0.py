@@ -1,0 +1,16 @@
+# Mutant: per channel, always broadcasts scale and zero point along dim 0, whatever `axis` says
+# replaces: quantize
+# must fail: hidden_quantize
+
+
+def quantize(x, scale, zero_point, dtype, axis=None):
+    if dtype not in (torch.qint8, torch.quint8):
+        raise ValueError(f"unsupported dtype {dtype}")
+    qmin, qmax = (-128, 127) if dtype == torch.qint8 else (0, 255)
+    int_dtype = torch.int8 if dtype == torch.qint8 else torch.uint8
+    scale = torch.as_tensor(scale, dtype=torch.float32)
+    zero_point = torch.as_tensor(zero_point, dtype=torch.float32)
+    if axis is not None:
+        shape = [-1] + [1] * (x.dim() - 1)
+        scale, zero_point = scale.reshape(shape), zero_point.reshape(shape)
+    return torch.round(x * torch.reciprocal(scale) + zero_point).clamp(qmin, qmax).to(int_dtype)
