@@ -2,6 +2,7 @@
 
 Grades the same 8 copies of the lab01 solution three ways, each in a fresh course:
 1. plain serial `nbgrader autograde` (its own Execute, one kernel per hand-in, no sandbox);
+   for each, the assignment is generated before the clock starts;
 2. `make grade JOBS=<n>` (every hand-in in its own sandbox, n at a time);
 3. the same with `--insecure` (no sandbox), to isolate the sandbox's cost.
 It reports; it asserts nothing (timings depend on the machine).
@@ -58,6 +59,9 @@ def plain_nbgrader(base, handins) -> float:
 
 def ours(base, handins, jobs, insecure) -> float:
     name = "insecure" if insecure else "sandboxed"
+    # As for plain nbgrader, the assignment is generated before the clock starts: that is set-up done
+    # once per lab, not grading.
+    grade.prepare_course(LAB, base / name / "course", settings.run_parameters(), fresh=True)
     t0 = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
         rc = grade.grade_command(LAB, handins, base / name / "out", insecure=insecure, jobs=jobs, force=True,

@@ -102,6 +102,12 @@ def nbgrader(args: list[str], course: Path) -> str:
 def prepare_course(lab: str, course: Path, params: dict | None = None, fresh: bool = True) -> Path:
     """A course holding `lab`'s source (with the run's parameters); returns the generated student
     notebook. `fresh=False` keeps an existing gradebook, submissions and runs (make grade)."""
+    write_source(lab, course, params, fresh)
+    return generate(lab, course)
+
+
+def write_source(lab: str, course: Path, params: dict | None = None, fresh: bool = True) -> Path:
+    """The course's config and `source/<lab>/` (what the hand-ins run against); fast, no nbgrader."""
     if fresh and course.exists():
         shutil.rmtree(course)
     (course / "source").mkdir(parents=True, exist_ok=True)
@@ -115,8 +121,25 @@ def prepare_course(lab: str, course: Path, params: dict | None = None, fresh: bo
     src = course / "source" / lab / f"{lab}.ipynb"
     if params:
         nbs.write(nbs.inject_parameters(nbs.read(src), params), src)
+    return src
+
+
+def generate(lab: str, course: Path) -> Path:
+    """nbgrader generate_assignment: the assignment and its cells in the gradebook, and the release.
+    Skipped when this course already generated it from the same source (a stamp keeps the hash)."""
+    release = course / "release" / lab / f"{lab}.ipynb"
+    digest = hashlib.sha256()
+    for f in sorted((course / "source" / lab).rglob("*")):
+        if f.is_file():
+            digest.update(f.name.encode() + f.read_bytes())
+    digest.update(settings.NBGRADER_CONFIG.read_bytes())
+    stamp = course / f".generated-{lab}"
+    if release.exists() and (course / "gradebook.db").exists() and stamp.exists() \
+            and stamp.read_text() == digest.hexdigest():
+        return release
     nbgrader(["generate_assignment", lab, "--force"], course)
-    return course / "release" / lab / f"{lab}.ipynb"
+    stamp.write_text(digest.hexdigest())
+    return release
 
 
 # ---- stage 2: run every hand-in in the sandbox, JOBS at a time ----
@@ -137,7 +160,11 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     from autograder.execute_handin import HandinRun, run_handin
 
     source_path = course / "source" / lab / f"{lab}.ipynb"
-    source, release = nbs.read(source_path), nbs.read(course / "release" / lab / f"{lab}.ipynb")
+    # The committed student notebook (labs/, kept equal to a fresh release by make test) is what the
+    # learners started from: answers missing from a hand-in fall back to its stubs, and its locked
+    # cells are what a hand-in is compared with for tampering.
+    release_path = settings.student_notebook(lab)
+    source, release = nbs.read(source_path), nbs.read(release_path)
     runs_dir = course / "runs" / lab
     runs_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, tuple[object, bool]] = {}
@@ -183,7 +210,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
         bar = tqdm(total=len(todo), desc=f"grading {lab}", unit="hand-in", file=sys.stderr, dynamic_ncols=True)
     failures = 0
     if scheduler:
-        finished = _dask_runs(scheduler, todo, source_path, course / "release" / lab / f"{lab}.ipynb", lab, runs_dir,
+        finished = _dask_runs(scheduler, todo, source_path, release_path, lab, runs_dir,
                               dict(sandboxed=sandboxed, threads=threads, cell_timeout=cell_timeout,
                                    notebook_timeout=notebook_timeout))
     else:
@@ -303,12 +330,14 @@ def autograde(lab: str, submissions: dict[str, Path], course: Path, params: dict
 
 def grade_prepared(lab: str, submissions: dict[str, Path], course: Path, sandboxed: bool | None = None,
                    jobs: int = 1, force: bool = False, progress: bool = False,
-                   due: datetime | None = None, **run_options) -> list[SubmissionGrade]:
+                   due: datetime | None = None, before_score=None, **run_options) -> list[SubmissionGrade]:
     """Stages 2 and 3 for hand-ins already collected: run (or reuse stored runs), then score."""
     if sandboxed is None:
         sandboxed = sandbox.available()
     runs = run_handins(lab, course, submissions, jobs=jobs, sandboxed=sandboxed, force=force, progress=progress,
                        **run_options)
+    if before_score is not None:
+        before_score()
     errors = score(lab, course, submissions, due)
     grades = read_gradebook(lab, course, sorted(submissions))
     for sid, g in grades.items():
@@ -371,7 +400,23 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
     print(f"grading {len(runnable)} of {len(handins)} hand-in(s) of {lab}, {where}, "
           f"{'WITHOUT a sandbox' if insecure else 'each in the sandbox'} ...")
     t0 = time.perf_counter()
-    prepare_course(lab, course, settings.run_parameters(), fresh=False)
+    write_source(lab, course, settings.run_parameters(), fresh=False)
+    # nbgrader's generate_assignment (seconds) only has to be done before scoring: overlap it with the runs.
+    generated: dict = {}
+
+    def gen():
+        try:
+            generate(lab, course)
+        except GradingError as e:
+            generated["error"] = e
+
+    gen_thread = threading.Thread(target=gen, daemon=True)
+    gen_thread.start()
+
+    def before_score():
+        gen_thread.join()
+        if "error" in generated:
+            raise generated["error"]
 
     def done(sid, run):
         audit.write("ran", student_id=sid, status=run.status, seconds=run.seconds, flags=run.flags[:5],
@@ -379,7 +424,7 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
 
     grades = {g.student_id: g for g in grade_prepared(
         lab, runnable, course, sandboxed=not insecure, jobs=jobs, force=force, progress=True,
-        due=policy.due.get(lab), on_done=done, scheduler=scheduler)}
+        due=policy.due.get(lab), on_done=done, scheduler=scheduler, before_score=before_score)}
     max_score = next(iter(grades.values())).max_score if grades else _max_score(lab, course)
     for sid, h in handins.items():
         g = grades.get(sid) or SubmissionGrade(sid, 0.0, max_score, h.status)
