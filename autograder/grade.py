@@ -425,6 +425,8 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
     grades = {g.student_id: g for g in grade_prepared(
         lab, runnable, course, sandboxed=not insecure, jobs=jobs, force=force, progress=True,
         due=policy.due.get(lab), on_done=done, scheduler=scheduler, before_score=before_score)}
+    grades.update(_graded_earlier(lab, course, [sid for sid, h in handins.items()
+                                                if h.status.startswith("missing") and sid not in grades]))
     max_score = next(iter(grades.values())).max_score if grades else _max_score(lab, course)
     for sid, h in handins.items():
         g = grades.get(sid) or SubmissionGrade(sid, 0.0, max_score, h.status)
@@ -465,6 +467,23 @@ def collect_exchange(lab: str, dest: Path, exchange_root: str | None, course_id:
     if "error" in log.lower() and not any(dest.iterdir()):
         raise GradingError(f"nbgrader collect failed:\n{log[-2000:]}")
     return dest
+
+
+def _graded_earlier(lab: str, course: Path, students: list[str]) -> dict[str, SubmissionGrade]:
+    """Roster students missing from this SUBMISSIONS whose hand-in an earlier run graded: their
+    grade stays (a regrade of a few students must not blank the rest of the class)."""
+    from autograder.execute_handin import HandinRun
+
+    out = {}
+    for sid, g in read_gradebook(lab, course, students).items():
+        stored = course / "runs" / lab / f"{sid}.json"
+        if g.status != "graded" or not stored.exists():
+            continue
+        run = HandinRun.from_json(json.loads(stored.read_text()))
+        g.status, g.flags, g.seconds, g.resumed = run.status, list(run.flags), run.seconds, True
+        g.notes = list(run.notes) + ["graded in an earlier run (not in this SUBMISSIONS)"]
+        out[sid] = g
+    return out
 
 
 def _max_score(lab: str, course: Path) -> float:

@@ -147,8 +147,12 @@ def test_manual_scores_survive_a_forced_regrade(demo_run, tmp_path):
         g = gb.find_grade("test_flat_index", LAB, LAB, "bea")
         assert g.manual_score == 1.5 and g.score == 1.5, "the manual score given in formgrader was lost"
         assert gb.find_comment("flat_index", LAB, LAB, "bea").manual_comment == "checked by hand"
-    after = float(read_grades(out)["bea"]["score"])
+    rows = read_grades(out)
+    after = float(rows["bea"]["score"])
     assert after == before - points + 1.5, f"grades.csv ignores the manual score: {before} -> {after}"
+    # regrading one student keeps everyone else's grade
+    assert rows["ada"]["score"] == rows["ada"]["max_score"] and rows["eli"]["status"] == "graded", rows["eli"]
+    assert rows["oli"]["status"].startswith("missing")
 
 
 # ---- the exploit corpus ----
