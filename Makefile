@@ -13,16 +13,28 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 LAB ?=
 SUBMISSIONS ?=
 OUT ?=
+ROSTER ?=
+FORCE ?=
+FEEDBACK_HIDDEN ?=
 PORT ?= 8888
+# `make lab` opens on the course's landing page, with JupyterLab's pop-ups a course does not need turned off
+# (news, update checks) by an overrides.json it writes into the venv. LAB_ARGS: extra `jupyter lab` options.
+LANDING := course/START-HERE.ipynb
+LAB_OVERRIDES := {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}
+LAB_ARGS ?=
+NO_BROWSER ?= $(if $(or $(DISPLAY),$(filter Darwin,$(shell uname))),,1)
+# The browser test drives Debian's Chromium headless (no browser download at run time).
+CHROMIUM ?= /usr/bin/chromium
 
 export JOBS
 # The venv's scripts (jupyter, nbgrader's alembic) come first for every target.
-export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 export COURSE_DEVICE := $(DEVICE)
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup sandbox-deps lab test lint release solutions quality grade demo student-dist clean-notebooks clean
+.PHONY: help setup sandbox-deps browser-deps lab test lint release solutions quality grade demo student-dist \
+  screenshots clean-notebooks clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -36,12 +48,19 @@ sandbox-deps: ## install bubblewrap (the grading sandbox) when missing; needs ro
 	  echo "installing bubblewrap (grading sandbox)"; apt-get update -qq && apt-get install -y -qq bubblewrap; \
 	  else echo "bubblewrap missing: run 'sudo apt-get install bubblewrap' (grading refuses to run without it)"; fi; }
 
-lab: setup ## start JupyterLab on the course (prints the URL; works as root)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --port=$(PORT) \
-	  $(if $(filter 0,$(shell id -u)),--allow-root) \
-	  $(if $(or $(DISPLAY),$(filter Darwin,$(shell uname))),,--no-browser)
+browser-deps: ## install Chromium (the browser test drives it headless) when missing; needs root, else says how
+	@test -x $(CHROMIUM) || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium (browser test)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "chromium missing: run 'sudo apt-get install chromium' (the browser test fails without it)"; fi; }
 
-test: setup sandbox-deps ## the whole suite: lint, lab quality, course notebooks, grading, student tree
+lab: setup ## start JupyterLab on the course's landing page (prints the URL; works as root)
+	@mkdir -p $(VENV)/share/jupyter/lab/settings && echo '$(LAB_OVERRIDES)' > $(VENV)/share/jupyter/lab/settings/overrides.json
+	@# the formgrader's gradebook (nbgrader_config.py) lives in build/course/: SQLite cannot create the folder
+	@mkdir -p build/course
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" --port=$(PORT) --LabApp.default_url=/lab/tree/$(LANDING) \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(if $(NO_BROWSER),--no-browser) $(LAB_ARGS)
+
+test: setup sandbox-deps browser-deps ## the whole suite: lint, lab quality, course notebooks, grading, student tree
 	@if [ "$(DEVICE)" = "cuda" ]; then $(PY) -c "import torch,sys; torch.cuda.is_available() or sys.exit('make test DEVICE=cuda needs a CUDA GPU: torch.cuda.is_available() is False on this machine (torch ' + torch.__version__ + '). Run it on a GPU runner; see README, \"GPU runs\".')"; fi
 	$(PY) -m pytest tests
 
@@ -57,15 +76,24 @@ solutions: setup ## run every solution notebook with papermill into build/execut
 quality: setup ## the lab-quality table alone (solution full, blank 0, mutants caught, labs/ in sync)
 	$(PY) -m autograder quality $(LAB)
 
-grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir>] [OUT=<dir>]
-	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir>] [OUT=<dir>]"; exit 2; }
-	$(PY) -m autograder grade --lab $(LAB) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(INSECURE),--insecure)
+grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1]
+	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1] [ROSTER=<csv>]"; exit 2; }
+	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(FEEDBACK_HIDDEN),--feedback-hidden) $(if $(INSECURE),--insecure)
+
+bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial nbgrader vs make grade JOBS=<cores>, and the sandbox's cost
+	$(PY) -m autograder bench-grade --jobs $(JOBS)
 
 demo: setup ## write the demo class (a few generated hand-ins per lab) to build/demo/
 	$(PY) -m autograder demo
 
 student-dist: setup ## write the learners' tree (no answers, no hidden tests) to build/student/
 	$(PY) -m autograder student-dist
+
+screenshots: setup browser-deps ## rerun the browser test and copy the README's screenshots into docs/images/
+	$(PY) -m pytest tests/test_browser.py -x -q
+	@mkdir -p docs/images
+	cp build/browser/screenshots/01-landing-page.png docs/images/landing-page.png
+	cp build/browser/screenshots/04-validate-untouched-lab.png docs/images/validate.png
 
 clean-notebooks: setup ## strip outputs and execution counts from every committed notebook
 	$(PY) -m autograder clean-notebooks
