@@ -389,3 +389,19 @@ def test_dask_executor_gives_the_same_grades_and_feedback_as_a_local_run(tmp_pat
     for sid in a:
         assert (local / "feedback" / sid / f"{LAB}.html").read_text() == \
             (remote / "feedback" / sid / f"{LAB}.html").read_text(), f"feedback for {sid} differs"
+
+
+def test_no_solution_or_mutant_trips_the_static_screen():
+    """The screen flags tampering, not honest answers: every lab's solution cells and every mutant pass it."""
+    from autograder import screen
+    from autograder.mutants import load_mutants
+
+    tripped = []
+    for lab in settings.labs():
+        cells = [c for c in nbs.read(settings.solution_notebook(lab)).cells if c.cell_type == "code"]
+        first = next(i for i, c in enumerate(cells) if nbs.is_solution(c))
+        protected = screen.bound_names([c.source for c in cells[:first]])
+        answers = [("solution", c.source) for c in cells if nbs.is_solution(c)]
+        answers += [(m.path.name, m.source) for m in load_mutants(lab)]
+        tripped += [f"{lab}/{name}: {flags[0]}" for name, src in answers if (flags := screen.screen([src], protected))]
+    assert not tripped, "honest code flagged as tampering:\n" + "\n".join(tripped)
