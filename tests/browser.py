@@ -250,14 +250,22 @@ class JupyterLab:
         self.page.goto(f"{self.server.url}{path}{sep}token={self.server.token}")
         self.page.locator("#jp-main-dock-panel").wait_for()
 
+    def loaded(self) -> None:
+        """Open `make lab`'s URL unless this tab already shows JupyterLab (a test run alone with -k)."""
+        if not self.page.url.startswith(self.server.url):
+            self.goto("/")
+            self.page.locator(".jp-FileBrowser .jp-DirListing-item").first.wait_for()  # the layout is restored
+
     def menu(self, *labels: str) -> None:
         """Click through the menu bar: menu("Nbgrader", "Formgrader")."""
+        self.loaded()
         self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{re.escape(labels[0])}$")).click()
         for label in labels[1:]:
             self.page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(label)}$")).first.click()
 
     def open_from_file_browser(self, path: str) -> None:
         """Double-click `path` open from the file browser's root, one folder at a time."""
+        self.loaded()
         if not self.page.locator(".jp-FileBrowser .jp-DirListing-content").is_visible():
             self.page.locator(".jp-SideBar .lm-TabBar-tab[data-id='filebrowser']").click()
         self.page.locator(".jp-FileBrowser .jp-BreadCrumbs-home").click()
@@ -275,9 +283,15 @@ class JupyterLab:
     def wait_for_notebook(self, name: str) -> None:
         self.page.locator(".lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel",
                           has_text=re.compile(f"^{re.escape(name)}$")).first.wait_for()
-        nb = self.notebook()
-        nb.locator(".jp-Cell").first.wait_for()
-        nb.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
+        self.notebook().locator(".jp-Cell").first.wait_for()
+        self.wait_for_kernel_idle(name)
+
+    def wait_for_kernel_idle(self, name: str) -> None:
+        """Wait until the status bar says the notebook's kernel is idle. (The toolbar's execution indicator
+        says 'idle' before a kernel even exists; restarting a kernel that is still starting loses its
+        connection.)"""
+        self.page.locator(f".jp-StatusBar-TextItem[title='Change kernel for {name}']",
+                          has_text=re.compile(r"\| Idle$")).wait_for()
 
     def prompts(self) -> list[str]:
         """The input prompt of every code cell in the current notebook ('[3]:', '[*]:', '[ ]:')."""
@@ -288,9 +302,9 @@ class JupyterLab:
         """Kernel > Restart Kernel and Run All Cells (the toolbar's fast-forward button), confirm, and wait
         until the run ends (all cells ran, or it stopped at an error). Returns the prompts.
 
-        jupyter_server 2 sometimes drops the websocket a restarted kernel reconnects on ("unpack requires
-        a buffer of ... bytes" in its log); then no cell ever starts. That is retried once, and the
-        retry is recorded in self.retries so the report shows it."""
+        If the kernel's websocket is lost on restart (jupyter_server logs "unpack requires a buffer of ...
+        bytes"; seen when a restart races the kernel's start-up, which `wait_for_notebook` now waits
+        out), no cell ever starts: that is retried once, and recorded in self.retries for the report."""
         nb = self.notebook()
         prompts: list[str] = []
         for attempt in range(attempts):
@@ -334,3 +348,14 @@ class JupyterLab:
     def formgrader(self):
         """The formgrader's frame (Nbgrader > Formgrader opens it in a JupyterLab tab)."""
         return self.page.frame_locator("iframe[src*='formgrader']").first
+
+    def formgrader_tab(self):
+        """Bring the Formgrader tab to the front, opening it from the Nbgrader menu if needed; its frame."""
+        self.loaded()
+        tab = self.page.locator(".lm-TabBar-tab", has_text=re.compile(r"^Formgrader$"))
+        if tab.count():
+            tab.first.click()
+        else:
+            self.menu("Nbgrader", "Formgrader")
+        self.formgrader().locator("body").wait_for()
+        return self.page.frame(url=re.compile("/formgrader"))

@@ -248,6 +248,7 @@ def test_lab_with_the_answers_filled_in_passes_validation(lab):
 def test_walkthrough_runs_and_its_plot_renders(lab):
     with lab.step("07-walkthrough-plot", f"open course/{WEEK.name} from the landing page's link, restart and "
                   "run all: every cell runs and a plot (an <img>) renders in an output area"):
+        lab.loaded()
         lab.page.locator(".lm-TabBar-tab", has_text=LANDING.name).first.click()
         text = re.search(rf"\[([^\]]+)\]\({re.escape(WEEK.name)}\)",
                          "\n".join(c.source for c in nbs.read(LANDING).cells)).group(1).replace("`", "")
@@ -276,9 +277,7 @@ def test_instructor_sees_the_graded_demo_class_in_the_formgrader(lab, demo_gradi
         assert set(students) <= set(recorded), (
             f"`make grade` did not record the demo class {students} in the formgrader's gradebook {db} "
             f"(it has {recorded}):\n{log[-2000:]}")
-        lab.page.locator(".lm-TabBar-tab", has_text="Formgrader").first.click()  # back to the formgrader's tab
-        frame = lab.page.frame(url=re.compile("/formgrader"))
-        frame.goto(f"{lab.server.url}{url}")
+        lab.formgrader_tab().goto(f"{lab.server.url}{url}")
         table = lab.formgrader().locator("table").first
         for sid in students:
             table.locator("td.student-id", has_text=re.compile(f"^\\s*{re.escape(sid)}\\s*$")).wait_for(

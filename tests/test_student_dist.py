@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import selectors
 import signal
 import socket
 import subprocess
@@ -111,12 +112,20 @@ def start_lab(cwd: Path):
     lines = []
     try:
         deadline = time.time() + 90
+        ready = selectors.DefaultSelector()
+        ready.register(proc.stdout, selectors.EVENT_READ)
         while time.time() < deadline:
+            if not ready.select(timeout=1):  # never block past the deadline on a silent server
+                if proc.poll() is not None:
+                    break
+                continue
             line = proc.stdout.readline()
             lines.append(line)
-            if f"127.0.0.1:{port}/lab?token=" in line or f"localhost:{port}/lab?token=" in line:
-                token = re.search(r"token=(\w+)", line).group(1)
-                return "".join(lines), get_until_up(f"/api/contents/labs?token={token}", port)
+            # make lab opens on the landing page: http://127.0.0.1:<port>/lab/tree/course/START-HERE.ipynb?token=...
+            url = re.search(rf"(?:127\.0\.0\.1|localhost):{port}/lab\S*\?token=(\w+)", line)
+            if url:
+                assert "START-HERE.ipynb" in line, f"make lab does not open the landing page: {line}"
+                return "".join(lines), get_until_up(f"/api/contents/labs?token={url.group(1)}", port)
             if proc.poll() is not None:
                 break
         pytest.fail("make lab did not print a URL within 90 s:\n" + "".join(lines))
