@@ -199,9 +199,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
         finally:
             with lock:
                 slots.append(slot)
-        tmp = runs_dir / f".{sid}.json.tmp"
-        tmp.write_text(json.dumps({**run.to_json(), "key": key}))
-        tmp.replace(runs_dir / f"{sid}.json")  # atomic: a killed run never leaves half a record
+        _store_run(runs_dir, sid, run.to_json(), key)
         return sid, run
 
     bar = None
@@ -233,6 +231,13 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     return results
 
 
+def _store_run(runs_dir: Path, sid: str, data: dict, key: str) -> None:
+    """Keep one finished run; atomic, so a killed `make grade` never leaves half a record."""
+    tmp = runs_dir / f".{sid}.json.tmp"
+    tmp.write_text(json.dumps({**data, "key": key}))
+    tmp.replace(runs_dir / f"{sid}.json")
+
+
 def _dask_runs(scheduler: str, todo, source_path: Path, release_path: Path, lab: str, runs_dir: Path, options: dict):
     """Yield (student_id, HandinRun) as a dask.distributed cluster finishes them; stored like local runs."""
     from distributed import Client
@@ -248,9 +253,7 @@ def _dask_runs(scheduler: str, todo, source_path: Path, release_path: Path, lab:
         for fut in dask_completed(list(futures)):
             sid, key = futures[fut]
             data = fut.result()
-            tmp = runs_dir / f".{sid}.json.tmp"
-            tmp.write_text(json.dumps({**data, "key": key}))
-            tmp.replace(runs_dir / f"{sid}.json")
+            _store_run(runs_dir, sid, data, key)
             yield sid, HandinRun.from_json(data)
 
 
