@@ -15,7 +15,6 @@ SUBMISSIONS ?=
 OUT ?=
 ROSTER ?=
 FORCE ?=
-FEEDBACK_HIDDEN ?=
 PORT ?= 8888
 # `make lab` opens on the course's landing page, with JupyterLab's pop-ups a course does not need turned off
 # (news, update checks) by an overrides.json it writes into the venv. LAB_ARGS: extra `jupyter lab` options.
@@ -78,7 +77,7 @@ quality: setup ## the lab-quality table alone (solution full, blank 0, mutants c
 
 grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1]
 	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1] [ROSTER=<csv>]"; exit 2; }
-	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(FEEDBACK_HIDDEN),--feedback-hidden) $(if $(INSECURE),--insecure)
+	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(INSECURE),--insecure)
 
 bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial nbgrader vs make grade JOBS=<cores>, and the sandbox's cost
 	$(PY) -m autograder bench-grade --jobs $(JOBS)

@@ -35,7 +35,6 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="run hand-ins here (JOBS at a time) or on a dask.distributed cluster")
     g.add_argument("--scheduler", help="with --executor dask: the scheduler's address (tcp://host:8786)")
-    g.add_argument("--feedback-hidden", action="store_true", help="show hidden tests' messages in feedback")
     b = sub.add_parser("bench-grade", help="serial nbgrader vs make grade JOBS=n, and the sandbox's cost")
     b.add_argument("--jobs", type=int, default=0)
     dm = sub.add_parser("demo", help="write the demo class for every lab under build/demo/")
@@ -81,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.executor == "dask" and not a.scheduler:
             p.error("--executor dask needs --scheduler <address>")
         return grade_command(a.lab, a.submissions, a.out, a.insecure, a.jobs or None, a.force, a.roster, a.course,
-                             a.feedback_hidden, a.exchange_root, a.course_id,
+                             a.exchange_root, a.course_id,
                              a.scheduler if a.executor == "dask" else None)
     if a.cmd == "bench-grade":
         import os

@@ -174,9 +174,11 @@ def embedded_class(lab: str = EXPLOIT_LAB) -> tuple[dict[str, list[tuple[str, by
         "eli": {"score": "partial", "status": "graded", "why": f"mutant {mutants[0].path.name}"},
         "fay": {"score": "partial", "status": "graded", "why": f"mutant {mutants[1].path.name}"},
         "gus": {"score": "partial", "status": "graded", "why": f"mutant {mutants[2].path.name}"},
-        "hal": {"score": 0, "status": "flagged", "why": f"exploit {DEMO_EXPLOITS[0]}"},
+        "hal": {"score": 0, "status": "graded", "why": f"exploit {DEMO_EXPLOITS[0]}: the judge sees the stubs' "
+                "results"},
         "ivy": {"score": 0, "status": "graded", "why": f"exploit {DEMO_EXPLOITS[1]}: the real tests run anyway"},
-        "jon": {"score": 0, "status": "flagged", "why": f"exploit {DEMO_EXPLOITS[2]}"},
+        "jon": {"score": 0, "status": "graded", "why": f"exploit {DEMO_EXPLOITS[2]}: the judge sees the stubs' "
+                "results"},
         "kim": {"score": 0, "status": "malformed", "why": "the file is cut short: not JSON"},
         "lee": {"score": 0, "status": "malformed", "why": "not UTF-8"},
         "max": {"score": "late", "status": "graded", "why": "every answer right, 3 started days late"},

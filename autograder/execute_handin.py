@@ -11,14 +11,13 @@ run are the instructor's, in the instructor's order.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import secrets
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,18 +40,42 @@ class HandinRun:
     flags: list[str] = field(default_factory=list)  # exploit-like behaviour, for a human to look at
     notes: list[str] = field(default_factory=list)  # harmless oddities (added cells, another kernel)
     cell_seconds: dict[str, float] = field(default_factory=dict)
+    verdicts: dict[str, dict] = field(default_factory=dict)  # test label -> the judge's CellVerdict, as a dict
+    records: dict[int, dict] = field(default_factory=dict, repr=False)  # raw cell records: judged, never stored
+    cells: list[dict] = field(default_factory=list, repr=False)  # what ran: kind, label, hidden, index
+    log: str = field(default="", repr=False)  # the tail of the run's stderr, for the grader's self-check only
+    constraints: dict[str, str] = field(default_factory=dict, repr=False)  # test label -> broken constraint
 
     def to_json(self) -> dict:
         return {"status": self.status, "notebook": nbformat.writes(self.notebook), "seconds": self.seconds,
                 "memory_peak": self.memory_peak, "flags": self.flags, "notes": self.notes,
-                "cell_seconds": self.cell_seconds}
+                "cell_seconds": self.cell_seconds, "verdicts": self.verdicts}
 
     @classmethod
     def from_json(cls, data: dict) -> HandinRun:
-        data = dict(data)
-        nb = nbformat.reads(data.pop("notebook"), as_version=4)
-        data.pop("key", None)
-        return cls(notebook=nb, **data)
+        fields = {k: v for k, v in data.items() if k in RUN_FIELDS}
+        nb = nbformat.reads(fields.pop("notebook"), as_version=4)
+        records = {int(k): v for k, v in (data.get("records") or {}).items()}  # from a dask worker
+        return cls(notebook=nb, records=records, cells=data.get("cells") or [], **fields)
+
+
+RUN_FIELDS = {"status", "notebook", "seconds", "memory_peak", "flags", "notes", "cell_seconds", "verdicts"}
+
+
+def interface(source: NotebookNode) -> list[str]:
+    """The lab's interface: the public functions and classes its answer cells define (from the instructor's
+    source, never from the hand-in). The runner observes every call a test makes to them."""
+    names = []
+    for cell in source.cells:
+        if cell.cell_type != "code" or not nbs.is_solution(cell):
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        names += [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+                  and not n.name.startswith("_")]
+    return sorted(set(names))
 
 
 def assemble(source: NotebookNode, release: NotebookNode, handin: NotebookNode):
@@ -99,12 +122,22 @@ def assemble(source: NotebookNode, release: NotebookNode, handin: NotebookNode):
             kind = "trusted"
         out.cells.append(new)
         cells.append({"kind": kind, "label": gid or "cell", "source": new.source,
-                      "hidden": "BEGIN HIDDEN TESTS" in new.source, "index": len(out.cells) - 1})
+                      "hidden": "BEGIN HIDDEN TESTS" in new.source, "index": len(out.cells) - 1,
+                      **constraint(cell)})
         for extra in added.get(gid, []) if nbs.is_solution(cell) else []:
             out.cells.append(nbformat.v4.new_code_cell(extra, metadata={"grader": {"added": True}}))
             cells.append({"kind": "answer", "label": "added", "source": extra, "hidden": False,
                           "index": len(out.cells) - 1})
     return cells, out, notes
+
+
+def constraint(cell: NotebookNode) -> dict:
+    """The constraint an instructor's answer cell declares: metadata {"grader": {"forbid": [names],
+    "constrains": [test grade_ids]}} (read from the source, never from a hand-in)."""
+    meta = cell.get("metadata", {}).get("grader", {})
+    if not nbs.is_solution(cell) or not isinstance(meta, dict) or not meta.get("constrains"):
+        return {}
+    return {"forbid": [str(x) for x in meta.get("forbid", [])], "constrains": [str(x) for x in meta["constrains"]]}
 
 
 TAMPER_NOTE = "review: "
@@ -141,39 +174,33 @@ def tampering(release: NotebookNode, handin: NotebookNode) -> list[str]:
 def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode, *, sandboxed: bool = True,
                slot: int = 0, cell_timeout: int = settings.CELL_TIMEOUT_S, notebook_timeout: float = 600.0,
                memory_bytes: int = 4 << 30, threads: int = 1, files: Path | None = None,
-               cpus: set[int] | None = None) -> HandinRun:
-    """Run one hand-in; never raises for anything the hand-in does."""
+               cpus: set[int] | None = None, seed: int = 0) -> HandinRun:
+    """Run one hand-in in the sandbox; never raises for anything the hand-in does. The run's records are
+    kept on the result (`records`) for the judge; its notebook carries the sanitised outputs."""
     cells, out, notes = assemble(source, release, handin)
     first = next((n for n, c in enumerate(cells) if c["kind"] == "answer"), len(cells))
     flags = screen.screen([c["source"] for c in cells if c["kind"] == "answer"],
                           screen.bound_names([c["source"] for c in cells[:first]]))
-    kernel = handin.metadata.get("kernelspec", {}).get("name", "python3")
+    kernel = handin.metadata.get("kernelspec", {}).get("name", "python3") \
+        if isinstance(handin.metadata.get("kernelspec"), dict) else "?"
     if kernel != "python3":
         notes.append(f"the hand-in names the kernel {kernel!r}; it ran on the course's python3")
     nonce = secrets.token_hex(16)
-    job = {"nonce": nonce, "cell_timeout": cell_timeout, "output_limit": OUTPUT_LIMIT,
+    job = {"schema": SCHEMA, "nonce": nonce, "cell_timeout": cell_timeout, "output_limit": OUTPUT_LIMIT,
+           "seed": seed, "interface": interface(source), "max_observations": MAX_OBSERVATIONS,
            "cells": [{k: c[k] for k in ("kind", "label", "source", "hidden")} for c in cells]}
     payload = json.dumps(job).encode()
-    work = Path(tempfile.mkdtemp(prefix="handin-"))
-    try:
-        if files is not None:  # the lab's released data files, never other hand-ins
-            for f in files.iterdir():
-                if f.is_file() and f.suffix != ".ipynb":
-                    shutil.copy(f, work / f.name)
-        if sandboxed:
-            limits = sandbox.Limits(memory_bytes=memory_bytes, wall_seconds=notebook_timeout)
-            os.environ["OMP_NUM_THREADS"] = str(threads)
-            result = sandbox.run([sys.executable, f"{sandbox.COURSE}/runner.py"], work, limits, slot=slot,
-                                 extra_ro={str(RUNNER): f"{sandbox.COURSE}/runner.py"}, stdin=payload, cpus=cpus)
-        else:
-            result = _run_insecure(payload, work, notebook_timeout, threads)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    status, records, parse_flags = _read(result, nonce, len(cells))
-    flags = flags + parse_flags
-    run = HandinRun(status, out, round(result.seconds, 2), result.memory_peak, flags, notes)
-    for rec in records.values():
-        flags.extend(rec.get("flags", []))
+    if sandboxed:
+        limits = sandbox.Limits(memory_bytes=memory_bytes, wall_seconds=notebook_timeout)
+        result = sandbox.run([sys.executable, f"{sandbox.COURSE}/runner.py"], limits, slot=slot,
+                             extra_ro={str(RUNNER): f"{sandbox.COURSE}/runner.py"}, stdin=payload, cpus=cpus,
+                             files=files, threads=threads)
+    else:
+        result = _run_insecure(payload, notebook_timeout, threads, files)
+    status, records, parse_flags = read_records(result, nonce, len(cells))
+    run = HandinRun(status, out, round(result.seconds, 2), result.memory_peak, flags + parse_flags, notes,
+                    records=records, cells=cells, log=result.stderr.decode("utf-8", "replace")[-3000:],
+                    constraints=screen.constraint_failures(cells))
     for n, cell in enumerate(cells):
         nb_cell = out.cells[cell["index"]]
         rec = records.get(n)
@@ -181,25 +208,63 @@ def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode
             nb_cell.outputs = [_error("GradingError", f"not run: {status}")]
             continue
         nb_cell.execution_count = n + 1
-        nb_cell.outputs = [nbformat.from_dict(o) for o in rec["outputs"]]
-        run.cell_seconds[cell["label"]] = rec.get("seconds", 0.0)
-        if rec.get("flags") and cell["kind"] == "test" and rec.get("error") is None:
-            nb_cell.outputs.append(_error("GradingError", "flagged: " + "; ".join(rec["flags"])[:500]))
-    if flags:
-        run.status = "flagged: " + flags[0][:300]
-        for cell in cells:  # a hand-in caught tampering scores nothing until a person has looked
-            if cell["kind"] == "test":
-                out.cells[cell["index"]].outputs.append(
-                    _error("GradingError", "the grader flagged this hand-in for review: " + flags[0][:300]))
+        nb_cell.outputs = sanitize_outputs(rec["outputs"])
+        run.cell_seconds[cell["label"]] = rec["seconds"]
     return run
 
 
-def _error(ename: str, evalue: str) -> NotebookNode:
-    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])
+def failed_run(source: NotebookNode, release: NotebookNode, status: str) -> HandinRun:
+    """A run that could not happen: the instructor's notebook with every test failed, and the reason."""
+    cells, out, _ = assemble(source, release, release)
+    for cell in cells:
+        out.cells[cell["index"]].outputs = [_error("GradingError", status)] if cell["kind"] == "test" else []
+    return HandinRun(status, out, cells=cells)
 
 
-def _read(result, nonce: str, n_cells: int):
-    """(status, {cell number: record}, flags) from what came back; forged or garbled lines are flags."""
+SCHEMA = 2
+MAX_OBSERVATIONS = 20_000  # per cell; the rest are counted, not recorded
+MIME_KEPT = {"text/plain", "image/png"}
+BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
+
+
+def sanitize_outputs(outputs: list) -> list[NotebookNode]:
+    """Outputs the learner's process produced, reduced to inert forms before any person opens them: streams,
+    plain text, PNG images and error text. HTML, SVG, JavaScript, Markdown, widget and any other MIME type
+    is dropped (a `<script>` a hand-in prints would otherwise run in formgrader)."""
+    clean = []
+    for o in outputs if isinstance(outputs, list) else []:
+        if not isinstance(o, dict):
+            continue
+        kind = o.get("output_type")
+        if kind == "stream" and o.get("name") in ("stdout", "stderr") and isinstance(o.get("text"), str):
+            clean.append(nbformat.v4.new_output("stream", name=o["name"], text=o["text"][:OUTPUT_LIMIT]))
+        elif kind in ("execute_result", "display_data") and isinstance(o.get("data"), dict):
+            data = {k: v for k, v in o["data"].items() if k in MIME_KEPT and isinstance(v, str)
+                    and (k != "image/png" or BASE64.match(v))}
+            if data:
+                out = nbformat.v4.new_output(kind, data={k: v[:OUTPUT_LIMIT] if k == "text/plain" else v
+                                                         for k, v in data.items()})
+                if kind == "execute_result":
+                    out.execution_count = None
+                clean.append(out)
+        elif kind == "error":
+            tb = o.get("traceback") if isinstance(o.get("traceback"), list) else []
+            clean.append(_error(str(o.get("ename", "Error"))[:200], str(o.get("evalue", ""))[:5000],
+                                [str(line)[:5000] for line in tb[:30]]))
+    return clean
+
+
+def _error(ename: str, evalue: str, traceback: list[str] | None = None) -> NotebookNode:
+    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=traceback or [])
+
+
+RECORD_TYPES = {"i": int, "outputs": list, "seconds": (int, float), "obs": list, "obs_cut": int}
+
+
+def read_records(result, nonce: str, n_cells: int):
+    """(status, {cell number: record}, flags) from what came back. Every record is checked against the schema
+    before anything reads it: a forged, garbled or wrongly typed line ends the reading with a flag, and the
+    cells without a record score 0. Nothing a run sends can raise here."""
     records, flags, ended = {}, [], False
     if result.killed:
         reason = {"timeout": "notebook timeout", "memory": "memory limit", "output": "output limit"}
@@ -210,7 +275,7 @@ def _read(result, nonce: str, n_cells: int):
     for line in result.stdout.decode("utf-8", "replace").splitlines():
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             flags.append("the result channel carried a line the runner did not write")
             break
         if not isinstance(rec, dict) or rec.get("nonce") != nonce:
@@ -221,7 +286,11 @@ def _read(result, nonce: str, n_cells: int):
         if rec.get("event") == "end":
             ended = True
             break
-        if rec.get("i") != expected or expected >= n_cells:
+        bad = [k for k, t in RECORD_TYPES.items() if not isinstance(rec.get(k), t) or isinstance(rec.get(k), bool)]
+        if bad or not (rec.get("error") is None or isinstance(rec.get("error"), dict)):
+            flags.append(f"the result channel carried a record of the wrong shape ({', '.join(bad) or 'error'})")
+            break
+        if rec["i"] != expected or expected >= n_cells:
             flags.append("the result channel's records are out of order")
             break
         records[expected] = rec
@@ -233,33 +302,15 @@ def _read(result, nonce: str, n_cells: int):
     return status, records, flags
 
 
-@dataclass
-class _Plain:
-    returncode: int
-    stdout: bytes
-    stderr: bytes
-    seconds: float
-    killed: str = ""
-    memory_peak: int = 0
-
-
-def _run_insecure(payload: bytes, work: Path, timeout: float, threads: int) -> _Plain:
+def _run_insecure(payload: bytes, timeout: float, threads: int, files: Path | None) -> sandbox.Result:
     """The same runner without bubblewrap (`--insecure`, and the lab-quality check where bwrap is missing)."""
+    work = Path(tempfile.mkdtemp(prefix="handin-"))
     env = {**os.environ, "PYTHONPATH": str(settings.ROOT), "MPLBACKEND": "Agg", "TQDM_DISABLE": "1",
-           "OMP_NUM_THREADS": str(threads), "PYTHONDONTWRITEBYTECODE": "1"}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, str(RUNNER)], cwd=work, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
-    killed = ""
+           "OMP_NUM_THREADS": str(threads), "PYTHONDONTWRITEBYTECODE": "1", "COURSE_FILES": str(files or "")}
     try:
-        out, err = proc.communicate(payload, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        killed = "timeout"
-        os.killpg(proc.pid, 9)
-        out, err = proc.communicate()
-    if not killed and proc.returncode and proc.returncode < 0:
-        killed = f"signal {-proc.returncode}"
-    return _Plain(proc.returncode, out, err[-20000:], time.perf_counter() - t0, killed)
+        return sandbox.run_capped([sys.executable, str(RUNNER)], payload, timeout, env=env, cwd=work)
+    finally:
+        sandbox.remove_tree(work)
 
 
 def run_remote(source: str, release: str, handin: str, options: dict) -> dict:
@@ -274,5 +325,5 @@ def run_remote(source: str, release: str, handin: str, options: dict) -> dict:
     files = options.pop("files", None)
     run = run_handin(nbformat.reads(source, as_version=4), nbformat.reads(release, as_version=4),
                      nbformat.reads(handin, as_version=4), files=Path(files) if files else None, **options)
-    return run.to_json()
+    return {**run.to_json(), "records": {str(k): v for k, v in run.records.items()}, "cells": run.cells}
 

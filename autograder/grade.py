@@ -144,20 +144,35 @@ def generate(lab: str, course: Path) -> Path:
 
 # ---- stage 2: run every hand-in in the sandbox, JOBS at a time ----
 
-def _run_key(handin: Path, source: Path, sandboxed: bool) -> str:
+def _run_key(handin: Path, reference_key: str) -> str:
+    """A stored run is reused only for the same hand-in against the same reference (whose key covers the
+    lab, its parameters and every file of the grader and labkit)."""
     h = hashlib.sha256(handin.read_bytes())
-    h.update(source.read_bytes())
-    h.update(b"sandboxed" if sandboxed else b"insecure")
-    h.update(Path(__file__).with_name("sandbox_runner.py").read_bytes())
+    h.update(reference_key.encode())
     return h.hexdigest()
+
+
+def lab_files(lab: str, course: Path) -> Path:
+    """The lab's released data files (everything beside the notebook but notebooks), copied to a folder of
+    their own: the sandbox binds that folder, never the source folder, which holds the answers."""
+    dest = course / "files" / lab
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for f in (course / "source" / lab).iterdir():
+        if f.is_file() and f.suffix != ".ipynb":
+            shutil.copy(f, dest / f.name)
+    return dest
 
 
 def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int = 1, sandboxed: bool = True,
                 force: bool = False, progress: bool = False, cell_timeout: int = settings.CELL_TIMEOUT_S,
                 notebook_timeout: float = 600.0, on_done=None, scheduler: str | None = None
                 ) -> dict[str, tuple[object, bool]]:
-    """{student_id: (HandinRun, resumed)}; each run is stored as it finishes."""
-    from autograder.execute_handin import HandinRun, run_handin
+    """{student_id: (HandinRun, resumed)}; each run is judged against the lab's reference and stored as it
+    finishes. Raises reference.SelfCheckFailed before any hand-in runs if the reference does not pass."""
+    from autograder import judge, reference
+    from autograder.execute_handin import HandinRun, failed_run, run_handin
 
     source_path = course / "source" / lab / f"{lab}.ipynb"
     # The committed student notebook (labs/, kept equal to a fresh release by make test) is what the
@@ -165,22 +180,27 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     # cells are what a hand-in is compared with for tampering.
     release_path = settings.student_notebook(lab)
     source, release = nbs.read(source_path), nbs.read(release_path)
+    files = lab_files(lab, course)
+    cores = sorted(os.sched_getaffinity(0))
+    threads = max(1, len(cores) // max(1, jobs))
+    ref = reference.build(lab, source_path, release, sandboxed=sandboxed, files=files, threads=threads, jobs=jobs,
+                          cell_timeout=cell_timeout, notebook_timeout=notebook_timeout)
     runs_dir = course / "runs" / lab
     runs_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, tuple[object, bool]] = {}
     todo = []
     for sid, path in sorted(handins.items()):
-        key = _run_key(path, source_path, sandboxed)
+        key = _run_key(path, ref.key)
         stored = runs_dir / f"{sid}.json"
         if stored.exists() and not force:
-            data = json.loads(stored.read_text())
-            if data.get("key") == key:
-                data.pop("key")
-                results[sid] = (HandinRun.from_json(data), True)
-                continue
+            try:
+                data = json.loads(stored.read_text())
+                if data.get("key") == key:
+                    results[sid] = (HandinRun.from_json(data), True)
+                    continue
+            except (ValueError, KeyError, TypeError):
+                pass  # a damaged stored run is run again
         todo.append((sid, path, key))
-    cores = sorted(os.sched_getaffinity(0))
-    threads = max(1, len(cores) // max(1, jobs))
 
     def cpus(slot: int) -> set[int] | None:  # slot n gets its own `threads` cores when there are enough
         mine = cores[slot * threads:(slot + 1) * threads]
@@ -192,13 +212,15 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
         with lock:
             slot = slots.pop()
         try:
-            handin = nbs.read(path) if path.suffix == ".ipynb" else None
-            run = run_handin(source, release, handin, sandboxed=sandboxed, slot=slot, threads=threads,
-                             cell_timeout=cell_timeout, notebook_timeout=notebook_timeout,
-                             files=settings.SOLUTIONS / lab, cpus=cpus(slot))
+            run = run_handin(source, release, nbs.read(path), sandboxed=sandboxed, slot=slot, threads=threads,
+                             cell_timeout=cell_timeout, notebook_timeout=notebook_timeout, files=files,
+                             cpus=cpus(slot))
+        except Exception as e:  # noqa: BLE001 - one hand-in the grader cannot handle must not stop the class
+            run = failed_run(source, release, f"grader error: {type(e).__name__}: {str(e)[:200]}")
         finally:
             with lock:
                 slots.append(slot)
+        judge.apply(run, ref)
         _store_run(runs_dir, sid, run.to_json(), key)
         return sid, run
 
@@ -208,7 +230,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
         bar = tqdm(total=len(todo), desc=f"grading {lab}", unit="hand-in", file=sys.stderr, dynamic_ncols=True)
     failures = 0
     if scheduler:
-        finished = _dask_runs(scheduler, todo, source_path, release_path, lab, runs_dir,
+        finished = _dask_runs(scheduler, todo, source_path, release_path, files, runs_dir, ref,
                               dict(sandboxed=sandboxed, threads=threads, cell_timeout=cell_timeout,
                                    notebook_timeout=notebook_timeout))
     else:
@@ -238,23 +260,28 @@ def _store_run(runs_dir: Path, sid: str, data: dict, key: str) -> None:
     tmp.replace(runs_dir / f"{sid}.json")
 
 
-def _dask_runs(scheduler: str, todo, source_path: Path, release_path: Path, lab: str, runs_dir: Path, options: dict):
-    """Yield (student_id, HandinRun) as a dask.distributed cluster finishes them; stored like local runs."""
+def _dask_runs(scheduler: str, todo, source_path: Path, release_path: Path, files: Path, runs_dir: Path, ref,
+               options: dict):
+    """Yield (student_id, HandinRun) as a dask.distributed cluster finishes them; judged here, in the trusted
+    parent, and stored like local runs."""
     from distributed import Client
     from distributed import as_completed as dask_completed
 
+    from autograder import judge
     from autograder.execute_handin import HandinRun, run_remote
 
     source, release = source_path.read_text(), release_path.read_text()
-    options = {**options, "files": str(settings.SOLUTIONS / lab)}
+    lab = source_path.stem
+    options = {**options, "files": str(files)}
     with Client(scheduler, timeout=30) as client:
         futures = {client.submit(run_remote, source, release, path.read_text(), options, key=f"{lab}-{sid}-{key[:12]}",
                                  pure=False): (sid, key) for sid, path, key in todo}
         for fut in dask_completed(list(futures)):
             sid, key = futures[fut]
-            data = fut.result()
-            _store_run(runs_dir, sid, data, key)
-            yield sid, HandinRun.from_json(data)
+            run = HandinRun.from_json(fut.result())
+            judge.apply(run, ref)
+            _store_run(runs_dir, sid, run.to_json(), key)
+            yield sid, run
 
 
 # ---- stage 3: nbgrader scores the stored runs and writes the gradebook ----
@@ -357,7 +384,7 @@ def grade_prepared(lab: str, submissions: dict[str, Path], course: Path, sandbox
 
 def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure: bool = False,
                   jobs: int | None = None, force: bool = False, roster: Path | None = None,
-                  course: Path | None = None, feedback_hidden: bool = False, exchange_root: str | None = None,
+                  course: Path | None = None, exchange_root: str | None = None,
                   course_id: str | None = None, scheduler: str | None = None) -> int:
     from autograder import collect, report
 
@@ -425,9 +452,16 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
         audit.write("ran", student_id=sid, status=run.status, seconds=run.seconds, flags=run.flags[:5],
                     memory_peak=run.memory_peak, sha256=handins[sid].sha256)
 
-    grades = {g.student_id: g for g in grade_prepared(
-        lab, runnable, course, sandboxed=not insecure, jobs=jobs, force=force, progress=True,
-        due=policy.due.get(lab), on_done=done, scheduler=scheduler, before_score=before_score)}
+    from autograder.reference import SelfCheckFailed
+    try:
+        graded = grade_prepared(lab, runnable, course, sandboxed=not insecure, jobs=jobs, force=force,
+                                progress=True, due=policy.due.get(lab), on_done=done, scheduler=scheduler,
+                                before_score=before_score)
+    except SelfCheckFailed as e:
+        audit.write("self-check failed", error=str(e)[:3000])
+        print(f"NOT GRADED: {e}", file=sys.stderr)
+        return 3
+    grades = {g.student_id: g for g in graded}
     grades.update(_graded_earlier(lab, course, [sid for sid, h in handins.items()
                                                 if h.status.startswith("missing") and sid not in grades]))
     max_score = next(iter(grades.values())).max_score if grades else _max_score(lab, course)
@@ -442,7 +476,7 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
                     notes=g.notes[:5])
     results = [grades[s] for s in sorted(grades)]
     write_grades_csv(results, out / "grades.csv", roster_rows)
-    report.write_feedback(lab, course, results, out / "feedback", show_hidden=feedback_hidden)
+    report.write_feedback(lab, course, results, out / "feedback")
     report.write_report(lab, results, out / "report.html", time.perf_counter() - t0, jobs)
     audit.write("end", seconds=round(time.perf_counter() - t0, 1), graded=len(runnable),
                 resumed=sum(g.resumed for g in results))

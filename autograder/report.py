@@ -1,9 +1,9 @@
 """What `make grade` leaves for people: feedback per student, a class report, an audit log.
 
-Feedback shows each test's outcome and its learner-facing message. A hidden test
-shows neither its source nor its printed output, and a message that quotes a line
-of the hidden test's source is withheld (instructors can opt in with
-`--feedback-hidden`).
+Feedback shows each test's outcome and a message written by the trusted side (the
+judge's reason, or what kind of failure the test cell had). Nothing the hand-in's
+process printed or raised is quoted: not a hidden test's source, inputs or values,
+and not text a hand-in might have smuggled out of one.
 """
 
 from __future__ import annotations
@@ -43,31 +43,32 @@ def _page(title: str, body: str) -> str:
             f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>")
 
 
-def _hidden_lines(source: str) -> set[str]:
-    return {ln.strip() for ln in source.splitlines() if len(ln.strip()) >= 12 and not ln.strip().startswith("#")}
+KNOWN_ERRORS = {"LabCheckFailure": "a check of the test did not hold",
+                "NotImplementedError": "the answer still raises NotImplementedError (the stub is not replaced)",
+                "CellTimeout": "the test ran past its time limit", "GradingError": "the grader stopped the test"}
 
 
-def _message(cell, hidden: bool, show_hidden: bool, hidden_source: str) -> str:
+def _message(cell, verdict: dict | None, hidden: bool) -> str:
+    """The learner-facing reason a test failed, in the trusted side's own words. Nothing the hand-in's
+    process wrote (its messages, its printed text, its values) reaches feedback: a hand-in could put
+    hidden-test text there. Visible tests' full messages are in the learner's own notebook."""
+    if verdict and verdict.get("reason") and not verdict.get("reason", "").startswith("the test failed in your"):
+        return verdict["reason"]
     errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     streams = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream" and o.get("name") == "stderr"]
-    if not errors and not streams:
-        return ""
     if errors:
-        e = errors[0]
-        text = f"{e.get('ename', '')}: {e.get('evalue', '')}"
-        if not hidden or show_hidden:
-            tb = [ln for ln in e.get("traceback", []) if "<cell" in ln][-3:]
-            text += ("\n" + "".join(tb)) if tb else ""
-    else:
-        text = "the test wrote to stderr (a warning or error message): " + "".join(s["text"] for s in streams)[:500]
-    if hidden and not show_hidden:
-        lines = _hidden_lines(hidden_source)
-        if any(ln in text for ln in lines):
-            return "(this hidden test's message quotes its own code, so it is withheld)"
-    return text[:3000]
+        ename = str(errors[0].get("ename", ""))
+        why = KNOWN_ERRORS.get(ename, "the answer raised an error" if ename.isidentifier() else "it failed")
+        if ename == "GradingError":
+            why = str(errors[0].get("evalue", ""))[:300] if ename == "GradingError" else why
+        where = "" if hidden else " (run the test cell in your notebook to see the full message)"
+        return f"{why}{where}"
+    if streams:
+        return "the test wrote to stderr (a warning or an error message), which fails a test cell"
+    return ""
 
 
-def feedback_html(lab: str, grade, notebook, show_hidden: bool = False) -> str:
+def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None) -> str:
     head = (f"<p><b>Score: {grade.score:g} / {grade.max_score:g}</b>"
             + (f" (late penalty {grade.late_penalty:g}, {grade.hours_late:g} h late)" if grade.late_penalty else "")
             + f"</p><p>Status: {html.escape(grade.status)}</p>")
@@ -83,7 +84,7 @@ def feedback_html(lab: str, grade, notebook, show_hidden: bool = False) -> str:
         hidden = "BEGIN HIDDEN TESTS" in cell.source
         got, out_of = grade.cells.get(gid, (0.0, float(nbs.nbgrader_meta(cell).get("points", 0))))
         ok = got >= out_of
-        msg = "" if ok else _message(cell, hidden, show_hidden, cell.source)
+        msg = "" if ok else _message(cell, (verdicts or {}).get(gid), hidden)
         rows.append(f"<tr><td>{html.escape(gid)}</td><td>{'hidden' if hidden else 'visible'}</td>"
                     f"<td>{got:g} / {out_of:g}</td><td class='{'pass' if ok else 'fail'}'>"
                     f"{'passed' if ok else 'failed'}</td><td><pre>{html.escape(msg)}</pre></td></tr>")
@@ -92,17 +93,17 @@ def feedback_html(lab: str, grade, notebook, show_hidden: bool = False) -> str:
     return _page(f"{lab}: feedback for {grade.student_id}", head + table)
 
 
-def write_feedback(lab: str, course: Path, results, dest: Path, show_hidden: bool = False) -> None:
+def write_feedback(lab: str, course: Path, results, dest: Path) -> None:
     from autograder.execute_handin import HandinRun
 
     for g in results:
         path = course / "runs" / lab / f"{g.student_id}.json"
-        nb = HandinRun.from_json(json.loads(path.read_text())).notebook if path.exists() and \
+        run = HandinRun.from_json(json.loads(path.read_text())) if path.exists() and \
             g.status not in ("missing: no hand-in",) and not g.status.startswith(("malformed", "refused", "unknown")) \
             else None
         out = dest / g.student_id / f"{lab}.html"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(feedback_html(lab, g, nb, show_hidden))
+        out.write_text(feedback_html(lab, g, run.notebook if run else None, run.verdicts if run else None))
 
 
 def _png(fig) -> str:

@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ INSTALL_HINT = ("bubblewrap is not installed: `apt-get install bubblewrap` (Debi
 SANDBOX_UID = 61000  # + job slot: each parallel job counts its processes under its own uid
 HANDIN = "/work/handin"  # the writable folder, as the sandbox sees it
 COURSE = "/opt/course"  # labkit, read-only
+FILES = "/opt/course/files"  # the lab's released data files, read-only; the runner copies them into HANDIN
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class Limits:
     open_files: int = 4096
     wall_seconds: float = 900.0
     output_bytes: int = 64 << 20  # what the runner may send back
+    disk_bytes: int = 512 << 20  # each of the two tmpfs (the hand-in's folder, /tmp); counted in its memory too
+    stderr_bytes: int = 20_000  # stderr kept (head and tail halves); the rest is counted, never held
 
 
 @dataclass
@@ -66,18 +70,27 @@ def _ancestors(path: str) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def _python_roots() -> list[Path]:
-    """The interpreter's install and the venv: both must be visible (read-only)."""
-    roots = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
-             Path(os.path.realpath(sys.executable)).parent.parent}
-    return sorted(r for r in roots if not str(r).startswith("/usr"))
+def _python_roots() -> list[tuple[str, str]]:
+    """(host folder, path inside) for the interpreter's install and the venv, both read-only. Each is bound at
+    the path the grader uses AND at its real path: a venv reached through a symbolic link (VENV=a linked
+    .venv) is started by its link's path, while its scripts and pyvenv.cfg name the real one."""
+    seen = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(sys.executable))]
+    binds = {}
+    for p in seen:
+        for q in (os.path.abspath(p), os.path.realpath(p)):
+            if not q.startswith("/usr") and os.path.isdir(q):
+                binds[q] = os.path.realpath(p)
+    return sorted((src, dest) for dest, src in binds.items())
 
 
-def command(argv: list[str], workdir: Path, extra_ro: dict[str, str] | None = None,
-            uid: int | None = None) -> list[str]:
-    """The bwrap command line that runs `argv` with `workdir` as the only writable folder."""
-    binds: list[tuple[str, str]] = [(str(r), str(r)) for r in _python_roots()]
+def command(argv: list[str], extra_ro: dict[str, str] | None = None, uid: int | None = None,
+            disk_bytes: int = 512 << 20, files: Path | None = None, threads: int = 1) -> list[str]:
+    """The bwrap command line that runs `argv`. Its only writable places are two size-limited tmpfs (the
+    hand-in's folder and /tmp) that live and die with the sandbox: nothing it writes reaches the host."""
+    binds: list[tuple[str, str]] = _python_roots()
     binds.append((str(settings.LABKIT), f"{COURSE}/labkit"))
+    if files is not None and files.is_dir():
+        binds.append((str(files), FILES))
     binds += list((extra_ro or {}).items())
     cmd = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
@@ -90,9 +103,9 @@ def command(argv: list[str], workdir: Path, extra_ro: dict[str, str] | None = No
     for etc in ("/etc/alternatives", "/etc/fonts", "/etc/ld.so.cache", "/etc/localtime"):
         if os.path.exists(etc):
             cmd += ["--ro-bind", etc, etc]
-    cmd += ["--perms", "1777", "--tmpfs", "/tmp"]  # first: later binds may lie under /tmp
+    cmd += ["--perms", "1777", "--size", str(disk_bytes), "--tmpfs", "/tmp"]  # first: later binds may lie under /tmp
     made = set()
-    for _src, dest in binds + [(str(workdir), HANDIN)]:
+    for _src, dest in binds + [("", HANDIN)]:
         for d in _ancestors(dest):
             if d not in made:
                 cmd += ["--perms", "0755", "--dir", d]
@@ -100,13 +113,13 @@ def command(argv: list[str], workdir: Path, extra_ro: dict[str, str] | None = No
     for src, dest in binds:
         cmd += ["--ro-bind", src, dest]
     cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",  # multiprocessing locks
-            "--bind", str(workdir), HANDIN,
+            "--perms", "0777", "--size", str(disk_bytes), "--tmpfs", HANDIN,
             "--chdir", HANDIN, "--clearenv"]
     env = {"HOME": HANDIN, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "PYTHONPATH": COURSE,
            "PYTHONDONTWRITEBYTECODE": "1", "MPLCONFIGDIR": "/tmp/mpl", "IPYTHONDIR": "/tmp/ipython",
            "JUPYTER_RUNTIME_DIR": "/tmp/jupyter", "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor",
            "TRITON_CACHE_DIR": "/tmp/triton", "JAX_PLATFORMS": "cpu", "TQDM_DISABLE": "1",
-           "LANG": "C.UTF-8", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+           "LANG": "C.UTF-8", "OMP_NUM_THREADS": str(threads), "COURSE_FILES": FILES if files else ""}
     for k, v in env.items():
         cmd += ["--setenv", k, v]
     if uid is not None:  # root: bwrap mounts as root, then setpriv drops to an unprivileged uid for good
@@ -176,16 +189,13 @@ class _MemoryCgroup:
                     time.sleep(0.1)
 
 
-def run(argv: list[str], workdir: Path, limits: Limits = Limits(), slot: int = 0,
-        extra_ro: dict[str, str] | None = None, stdin: bytes | None = None, cpus: set[int] | None = None) -> Result:
+def run(argv: list[str], limits: Limits = Limits(), slot: int = 0, extra_ro: dict[str, str] | None = None,
+        stdin: bytes | None = None, cpus: set[int] | None = None, files: Path | None = None,
+        threads: int = 1) -> Result:
     """Run `argv` in the sandbox; never raises for what the code inside does."""
     if not available():
         raise RuntimeError(INSTALL_HINT)
-    workdir.chmod(0o777)
     uid = SANDBOX_UID + slot if os.geteuid() == 0 else None
-    if uid is not None:
-        for p in workdir.rglob("*"):
-            p.chmod(0o777 if p.is_dir() else 0o666)
     cg = _MemoryCgroup(limits.memory_bytes)
 
     def preexec():
@@ -200,26 +210,118 @@ def run(argv: list[str], workdir: Path, limits: Limits = Limits(), slot: int = 0
         if cg.path is None:
             resource.setrlimit(resource.RLIMIT_DATA, (limits.memory_bytes, limits.memory_bytes))
 
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(command(argv, workdir, extra_ro, uid), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec,
-                            start_new_session=True)
-    killed = ""
+    cmd = command(argv, extra_ro, uid, limits.disk_bytes, files, threads)
     try:
-        out, err = proc.communicate(stdin, timeout=limits.wall_seconds)
-    except subprocess.TimeoutExpired:
-        killed = "timeout"
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-    seconds = time.perf_counter() - t0
-    result = Result(proc.returncode, out, err[-20000:], seconds, killed, cg.peak())
-    if not killed and cg.ooms():
+        result = run_capped(cmd, stdin, limits.wall_seconds, preexec=preexec, output_bytes=limits.output_bytes,
+                            stderr_bytes=limits.stderr_bytes)
+    finally:
+        result_peak, ooms = cg.peak(), cg.ooms()
+        cg.remove()
+    result.memory_peak = result_peak
+    if not result.killed and ooms:
         result.killed = "memory"
-    elif not killed and proc.returncode < 0:
-        result.killed = f"signal {-proc.returncode}"
-    if len(out) > limits.output_bytes:
-        result.killed, result.stdout = "output", b""
     if cg.path is None:
         result.notes.append("no memory cgroup on this machine: memory capped with RLIMIT_DATA")
-    cg.remove()
     return result
+
+
+def run_capped(cmd: list[str], stdin: bytes | None, timeout: float, *, env: dict | None = None,
+               cwd: Path | None = None, preexec=None, output_bytes: int = 64 << 20,
+               stderr_bytes: int = 20_000) -> Result:
+    """Run `cmd` in its own process group and read its output with caps, so a run that prints gigabytes
+    costs the grader at most `output_bytes` (stdout, the result channel: past it the run is killed) and
+    `stderr_bytes` (stderr: its head and tail are kept, the rest only counted)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=preexec, start_new_session=True, env=env, cwd=cwd)
+    out, err = _Head(output_bytes, proc), _HeadTail(stderr_bytes)
+    readers = [threading.Thread(target=buf.drain, args=(pipe,), daemon=True)
+               for buf, pipe in ((out, proc.stdout), (err, proc.stderr))]
+    for r in readers:
+        r.start()
+    try:
+        if stdin:
+            proc.stdin.write(stdin)
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass  # it exited before reading its job; the status says so
+    killed = ""
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        killed = "timeout"
+    _kill_group(proc)
+    for r in readers:
+        r.join(timeout=10)
+    if out.overflow:
+        killed = "output"
+    result = Result(proc.returncode, b"" if out.overflow else out.data(), err.data(), time.perf_counter() - t0,
+                    killed)
+    if not killed and proc.returncode is not None and proc.returncode < 0:
+        result.killed = f"signal {-proc.returncode}"
+    return result
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Whatever the run left behind (its children, daemons) goes with it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+class _Head:
+    """Keeps the first `limit` bytes; past that it kills the process (the result channel has a size cap)."""
+
+    def __init__(self, limit: int, proc: subprocess.Popen):
+        self.limit, self.proc, self.parts, self.size, self.overflow = limit, proc, [], 0, False
+
+    def drain(self, pipe) -> None:
+        while chunk := pipe.read(1 << 16):
+            self.size += len(chunk)
+            if self.size > self.limit:
+                self.overflow = True
+                self.parts = []
+                _kill_group(self.proc)
+                while pipe.read(1 << 16):
+                    pass
+                return
+            self.parts.append(chunk)
+
+    def data(self) -> bytes:
+        return b"".join(self.parts)
+
+
+class _HeadTail:
+    """Keeps the first and last `limit // 2` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int):
+        self.half, self.head, self.tail, self.size = limit // 2, bytearray(), bytearray(), 0
+
+    def drain(self, pipe) -> None:
+        while chunk := pipe.read(1 << 16):
+            self.size += len(chunk)
+            room = self.half - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            self.tail += chunk
+            if len(self.tail) > self.half:
+                del self.tail[: len(self.tail) - self.half]
+
+    def data(self) -> bytes:
+        cut = self.size - len(self.head) - len(self.tail)
+        middle = f"\n[... {cut} bytes of stderr not kept ...]\n".encode() if cut > 0 else b""
+        return bytes(self.head) + middle + bytes(self.tail)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder whatever it holds (very deep trees make shutil.rmtree recurse past Python's limit)."""
+    try:
+        shutil.rmtree(path)
+    except (OSError, RecursionError):
+        subprocess.run(["rm", "-rf", "--", str(path)], check=False, capture_output=True)

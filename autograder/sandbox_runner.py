@@ -1,35 +1,31 @@
-"""Runs INSIDE the sandbox: execute one hand-in's cells and report a verdict per cell.
+"""Runs INSIDE the sandbox: execute one notebook's cells and report what happened, as plain data.
 
     python sandbox_runner.py < job.json
 
-This is not a Jupyter kernel. It is a plain interpreter that runs cells one after
-another in a fresh `__main__`, so there are no IPython hooks, input or AST
-transformers, custom exception handlers or history for a hand-in to abuse. The
-job comes on stdin (the notebook is never on disk, so the hidden tests cannot be
-read back from a file) as JSON:
+This process is the learner's: nothing it reports is believed on its own. It runs
+the cells one after another in a fresh `__main__` (a plain interpreter, not a
+Jupyter kernel) and, while the instructor's test cells run, it **observes** the
+lab's interface (the functions and classes the lab's answer cells define): every
+call a test makes to one of them is recorded as plain data, the value it returned
+(tensors as dtype, shape, strides, storage offset, which argument's storage they
+share, and their values) or the exception it raised. The trusted judge outside
+(`autograder/judge.py`) compares those observations with the ones the reference
+solution produced on the same inputs, and decides the points. A hand-in that
+switches off the test cells' own checks gains nothing: its observations still
+have to match the reference.
 
-    {"nonce": str, "cell_timeout": int, "output_limit": int,
+The job comes on stdin (the notebook is never on disk, so hidden tests cannot be
+read back from a file) as JSON, schema 2:
+
+    {"schema": 2, "nonce": str, "cell_timeout": int, "output_limit": int, "seed": int,
+     "interface": [names], "max_observations": int,
      "cells": [{"kind": "trusted" | "answer" | "test", "label": str, "source": str, "hidden": bool}]}
 
 For every cell it writes one JSON line to the result channel (the original stdout,
-duplicated before any hand-in code runs; fd 1 itself then points at stderr):
+duplicated before any learner code runs; fd 1 itself then points at stderr):
 
-    {"nonce", "i", "outputs": [...nbformat outputs], "error": {...} | null, "flags": [...], "seconds"}
-
-A test cell passes when it raises nothing AND nothing was flagged while it ran.
-Flags come from two tripwires set before any hand-in code runs:
-- an audit hook (PEP 578; it cannot be removed) that blocks and reports frame and
-  garbage-collector introspection, ctypes, exec/compile, code and function
-  construction, monkeypatching of classes that the hand-in did not define, new
-  audit hooks, processes started by a shell, and reads of /proc, when the code
-  that asked for it is the hand-in's (the first frame outside the standard library
-  belongs to an answer cell);
-- a fingerprint of every trusted module's attributes, `sys.modules`, builtins and
-  the interpreter's hooks, taken after the trusted set-up cells and compared after
-  every cell: a replaced `torch.allclose`, `labkit.testing.check_int` or `len`
-  shows up as a changed entry.
-The parent (outside the sandbox) checks the nonce, the cell count and the order,
-and zeroes the whole hand-in when anything was flagged.
+    {"nonce", "i", "outputs": [...nbformat outputs], "error": {...} | null, "seconds", "stop",
+     "obs": [{"fn": name, "out": encoded value or {"t": "raised", "types": [...]}}, ...], "obs_cut": int}
 
 Standalone on purpose (imports nothing from the course): the sandbox sees this
 one file, not the autograder package.
@@ -38,57 +34,24 @@ one file, not the autograder package.
 import ast
 import base64
 import builtins
+import functools
+import hashlib
 import io
 import json
 import os
+import random
 import signal
 import sys
 import time
 import traceback
 import types
 
-_STDLIB = tuple({os.path.dirname(p(os.__file__)) + os.sep for p in (os.path.abspath, os.path.realpath)})
-# Modules whose attributes a hand-in has no business replacing.
-_WATCHED = ("builtins", "sys", "os", "math", "operator", "functools", "itertools", "collections", "inspect",
-            "types", "warnings", "contextlib", "traceback", "copy", "random", "json", "io", "re", "unittest",
-            "numpy", "torch", "labkit", "triton", "jax", "jaxlib", "nbgrader")
-# Events that only the code calling them directly is blamed for (the standard
-# library calls exec and compile for dataclasses and namedtuples).
-_DIRECT = {
-    "exec": "runs code built at run time (exec/eval)",
-    "compile": "compiles code at run time",
-    "code.__new__": "builds a code object",
-    "function.__new__": "builds a function from a code object",
-    "marshal.loads": "loads marshalled code",
-}
-# Events blamed on the first frame outside the standard library that asked for them.
-_BLOCKED = {
-    "sys._getframe": "reads the interpreter's frames",
-    "sys._current_frames": "reads the interpreter's frames",
-    "object.__getattr__": "reads frame, code or traceback internals",
-    "gc.get_objects": "searches the garbage collector's objects",
-    "gc.get_referrers": "searches the garbage collector's objects",
-    "gc.get_referents": "searches the garbage collector's objects",
-    "sys.addaudithook": "installs an audit hook",
-    "sys.settrace": "installs a trace function",
-    "sys.setprofile": "installs a profile function",
-    "os.system": "runs a shell command",
-    "os.posix_spawn": "starts a process",
-    "subprocess.Popen": "starts a process",
-    "pty.spawn": "starts a process",
-}
-# Classes whose methods the tests rely on; the hand-in's own classes are free.
-_WATCHED_CLASSES = ("torch.Tensor", "torch.nn.Parameter", "torch.nn.Module", "torch.autograd.Function",
-                    "torch.fx.GraphModule", "torch.fx.Graph", "torch.fx.Node", "torch.utils.data.DataLoader",
-                    "torch.testing._comparison.TensorLikePair")
-# Code from these folders is trusted (the venv's packages, labkit, this runner); code
-# from anywhere else (the hand-in's folder, /tmp) is the hand-in's.
-# (sys.path as the runner starts: the hand-in's folder is only added later, in main(). The venv may
-# well live under /tmp, as in a CI checkout.)
-_TRUSTED_ROOTS = tuple(sorted({q + os.sep for p in sys.path[1:] if p and os.path.isdir(p)
-                               for q in (os.path.abspath(p), os.path.realpath(p))
-                               if not q.startswith("/work/handin")}
-                              | {os.path.dirname(os.path.abspath(__file__)) + os.sep}))
+SCHEMA = 2
+INLINE_ELEMENTS = 1024  # tensors up to this many elements travel whole; bigger ones as a summary and a sample
+OBS_BYTES = 8192  # an observation bigger than this travels as its kind and a digest of its encoding
+CELL_BYTES = 2 << 20  # a test cell's observations past this many bytes travel as digests too
+MAX_DEPTH = 6  # nesting of containers encoded
+MAX_ITEMS = 256  # items of one container encoded (the length is always sent)
 
 
 class CellTimeout(BaseException):
@@ -120,142 +83,258 @@ class _Capture(io.TextIOBase):
         return out
 
 
+# ---- observations: a value as plain data ----
+
+def _tensors_in(args, kwargs):
+    """The tensor arguments of a call, in order (one level into lists and tuples): a result that shares
+    storage with one of them is reported by its position, which means the same thing in every run."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    found = []
+    for a in list(args) + list(kwargs.values()):
+        for x in (a if isinstance(a, (list, tuple)) else (a,)):
+            if isinstance(x, torch.Tensor):
+                found.append(x)
+    return found
+
+
+def _storage(t):
+    try:
+        return t.untyped_storage().data_ptr()
+    except Exception:  # noqa: BLE001 - fake, meta, sparse and functional tensors have no plain storage
+        return None
+
+
+def _values(flat, kind):
+    """(how, data) for a flat NumPy array: whole when small, else a summary and an evenly spaced sample."""
+    import numpy as np
+
+    n = flat.size
+    if n <= INLINE_ELEMENTS:
+        return "all", base64.b64encode(np.ascontiguousarray(flat).tobytes()).decode("ascii")
+    sample = flat[np.linspace(0, n - 1, INLINE_ELEMENTS).astype(np.int64)]
+    summary = {"sample": base64.b64encode(np.ascontiguousarray(sample).tobytes()).decode("ascii")}
+    if kind == "f":
+        finite = np.where(np.isfinite(flat), flat, 0.0)
+        summary.update(sum=float(finite.sum()), abs=float(np.abs(finite).sum()), nan=int(np.isnan(flat).sum()),
+                       inf=int(np.isinf(flat).sum()))
+    elif kind == "c":
+        summary.update(sum=[float(flat.real.sum()), float(flat.imag.sum())])
+    else:
+        summary.update(sum=int(flat.sum()), digest=hashlib.sha256(flat.tobytes()).hexdigest())
+    return "summary", summary
+
+
+def _array(arr, out):
+    """Fill `out` with the values of a NumPy array, widened to float64, complex128 or int64."""
+    import numpy as np
+
+    kinds = {"f": ("f", np.float64), "c": ("c", np.complex128), "b": ("i", np.int64), "i": ("i", np.int64),
+             "u": ("i", np.int64)}
+    if arr.dtype.kind not in kinds:
+        return out
+    kind, wide = kinds[arr.dtype.kind]
+    flat = arr.astype(wide).ravel()
+    out["kind"] = kind
+    out["how"], out["data"] = _values(flat, kind)
+    return out
+
+
+def _encode_tensor(t, tensor_args):
+    torch = sys.modules["torch"]
+    out = {"t": "tensor", "dtype": str(t.dtype), "shape": list(t.shape), "device": t.device.type,
+           "requires_grad": bool(t.requires_grad), "share": -1, "data": None}
+    try:
+        out["strides"], out["offset"] = list(t.stride()), int(t.storage_offset())
+    except Exception:  # noqa: BLE001 - sparse and nested tensors have no strides
+        out["strides"], out["offset"] = None, None
+    ptr = _storage(t)
+    if ptr:
+        for k, a in enumerate(tensor_args):
+            if _storage(a) == ptr:
+                out["share"] = k
+                break
+    if t.device.type == "meta":
+        return out
+    try:
+        x = t.detach()
+        if x.is_quantized:
+            out["qscheme"] = str(x.qscheme())
+            x = x.int_repr()
+        if x.layout != torch.strided:
+            x = x.to_dense()
+        x = x.cpu()
+        if x.dtype in (torch.bfloat16, torch.float16) or "float8" in str(x.dtype):
+            x = x.float()
+        elif x.dtype == torch.complex32:
+            x = x.to(torch.complex64)
+        return _array(x.resolve_conj().resolve_neg().numpy(), out)
+    except Exception as e:  # noqa: BLE001 - a tensor whose values cannot be read is reported without them
+        out["unreadable"] = type(e).__name__
+        return out
+
+
+def encode(value, tensor_args=(), depth=0):
+    """`value` as JSON-ready plain data. Never raises; never calls the value's own __repr__ or __eq__.
+    What it does to read tensors is hidden from the modes a test may have active (an op recorder must
+    see the answer's ops, not the observer's)."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is None or depth:
+            return _encode(value, tensor_args, depth)
+        from torch.utils._python_dispatch import _disable_current_modes
+        with _disable_current_modes(), torch._C.DisableTorchFunction():
+            return _encode(value, tensor_args, depth)
+    except Exception as e:  # noqa: BLE001
+        return {"t": "object", "cls": type(value).__name__, "error": type(e).__name__}
+
+
+def _encode(value, tensor_args, depth):
+    torch = sys.modules.get("torch")
+    np = sys.modules.get("numpy")
+    t = type(value)
+    if value is None:
+        return {"t": "none"}
+    if t is bool:
+        return {"t": "bool", "v": value}
+    if t is int:
+        return {"t": "int", "v": value if abs(value) < 2**53 else str(value)}
+    if t is float:
+        return {"t": "float", "v": repr(value)}
+    if t is complex:
+        return {"t": "complex", "v": [repr(value.real), repr(value.imag)]}
+    if t is str:
+        if len(value) <= 256:
+            return {"t": "str", "v": value}
+        return {"t": "str", "n": len(value), "h": hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()}
+    if t in (bytes, bytearray):
+        return {"t": "bytes", "n": len(value), "h": hashlib.sha256(bytes(value)).hexdigest()}
+    if torch is not None and isinstance(value, torch.Tensor):
+        return _encode_tensor(value, tensor_args)
+    if np is not None and isinstance(value, np.ndarray):
+        return _array(value, {"t": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape)})
+    if np is not None and isinstance(value, np.generic):
+        return encode(value.item(), tensor_args, depth)
+    if torch is not None and isinstance(value, (torch.dtype, torch.device, torch.memory_format, torch.layout)):
+        return {"t": "token", "v": str(value)}
+    if depth >= MAX_DEPTH:
+        return {"t": "deep"}
+    if isinstance(value, (tuple, list)):
+        kind = "size" if torch is not None and isinstance(value, torch.Size) else \
+            "tuple" if isinstance(value, tuple) else "list"
+        items = list(value)
+        return {"t": kind, "n": len(items), "v": [encode(x, tensor_args, depth + 1) for x in items[:MAX_ITEMS]]}
+    if isinstance(value, (set, frozenset)):
+        items = sorted((encode(x, tensor_args, depth + 1) for x in list(value)[:MAX_ITEMS]), key=json.dumps)
+        return {"t": "set", "n": len(value), "v": items}
+    if isinstance(value, dict):
+        items = list(value.items())[:MAX_ITEMS]
+        return {"t": "dict", "n": len(value),
+                "v": [[encode(k, tensor_args, depth + 1), encode(v, tensor_args, depth + 1)] for k, v in items]}
+    if "jax" in sys.modules and t.__module__.startswith(("jax", "jaxlib")) and np is not None:
+        try:
+            arr = np.asarray(value)
+            return _array(arr, {"t": "ndarray", "dtype": str(arr.dtype), "shape": list(arr.shape), "jax": True})
+        except Exception:  # noqa: BLE001 - a jax object that is not an array
+            pass
+    return {"t": "object", "cls": t.__name__}
+
+
+def _exception_types(e):
+    return [c.__name__ for c in type(e).__mro__ if c not in (object, BaseException)][:12]
+
+
+class Observer:
+    """Wraps the lab's interface so each call a test makes is recorded (calls made inside other observed
+    calls are not: they are the answer's business, and a right answer may make them or not)."""
+
+    def __init__(self, limit):
+        self.limit, self.active, self.depth, self.records, self.cut, self.bytes = limit, False, 0, [], 0, 0
+
+    def take(self):
+        records, cut = self.records, self.cut
+        self.records, self.cut, self.bytes = [], 0, 0
+        return records, cut
+
+    def record(self, name, out):
+        if len(self.records) >= self.limit:
+            self.cut += 1
+            return
+        text = json.dumps(out, sort_keys=True, separators=(",", ":"))
+        if len(text) > OBS_BYTES or self.bytes + len(text) > CELL_BYTES:
+            out = {"t": out.get("t", "object"), "digest": hashlib.sha256(text.encode()).hexdigest()}
+            text = "x" * 80
+        self.bytes += len(text)
+        self.records.append({"fn": name, "out": out})
+
+    def wrap_function(self, fn, name):
+        if getattr(fn, "__observed__", False):
+            return fn
+        observer = self
+
+        @functools.wraps(fn)
+        def observed(*args, **kwargs):
+            if not observer.active or observer.depth or _compiling():
+                return fn(*args, **kwargs)
+            observer.depth += 1
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as e:
+                observer.depth -= 1
+                observer.record(name, {"t": "raised", "types": _exception_types(e)})
+                raise
+            observer.depth -= 1
+            observer.record(name, encode(result, _tensors_in(args, kwargs)))
+            return result
+
+        observed.__observed__ = True
+        return observed
+
+    def wrap(self, namespace, name):
+        obj = namespace.get(name)
+        if isinstance(obj, types.FunctionType):
+            namespace[name] = self.wrap_function(obj, name)
+        elif isinstance(obj, type) and obj.__module__ == "__main__" and not _autograd_function(obj):
+            for attr, fn in list(vars(obj).items()):
+                if isinstance(fn, types.FunctionType) and (not attr.startswith("__") or attr in ("__init__",
+                                                                                                 "__call__")):
+                    setattr(obj, attr, self.wrap_function(fn, f"{name}.{attr}"))
+
+
+def _autograd_function(cls):
+    torch = sys.modules.get("torch")
+    return torch is not None and issubclass(cls, torch.autograd.Function)
+
+
+def _compiling():
+    """Inside a torch.compile trace the observer stays out of the way (dynamo would trace it)."""
+    torch = sys.modules.get("torch")
+    try:
+        return torch is not None and torch.compiler.is_compiling()
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _reseed(seed):
+    """Each test cell starts from the same random state in every run, whatever the answers drew before."""
+    random.seed(seed)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(seed % 2**32)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(seed)
+
+
 class Runner:
     def __init__(self, job, channel):
         self.job, self.channel = job, channel
-        self.nonce = job["nonce"]
         self.cells = job["cells"]
-        self.untrusted = set()  # code filenames of the hand-in's cells
-        self.trusted = set()  # code filenames of the set-up and test cells
-        self.flags = []
-        self.in_hook = False
-        self.snapshot = None
-        self.protected = {}
+        self.nonce = job["nonce"]
+        self.interface = [n for n in job.get("interface", []) if isinstance(n, str)]
+        self.observer = Observer(int(job.get("max_observations", 100_000)))
         self.main = types.ModuleType("__main__")
         self.main.__dict__["__builtins__"] = builtins
 
-    # ---- the tripwires ----
-    def _origin(self, event, direct):
-        """The hand-in file or cell that triggered the current event, or None when it is trusted code."""
-        frame = sys._getframe(2)
-        via_import = False
-        while frame is not None:
-            name = frame.f_code.co_filename
-            if name in self.untrusted:
-                return name
-            if direct or name in self.trusted:
-                return None
-            if name.startswith("<frozen importlib"):
-                via_import = True  # the import system opening and running modules
-            if (name.startswith(_STDLIB) and "-packages/" not in name) or name.startswith("<"):
-                frame = frame.f_back  # the standard library or generated code acting for its caller
-                continue
-            if name.startswith(_TRUSTED_ROOTS):
-                return None  # the first frame outside the standard library is the venv, labkit or this runner
-            return None if via_import else name  # a module the hand-in wrote to disk
-        return None
-
-    def audit(self, event, args):
-        if self.in_hook:
-            return
-        direct = event in _DIRECT
-        reason = _DIRECT.get(event) or _BLOCKED.get(event)
-        if reason is None:
-            if event.startswith("ctypes."):
-                reason = "uses ctypes"
-            elif event.startswith(("os.exec", "os.spawn")):
-                reason = "starts a process"
-            elif event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes)) \
-                    and os.fsdecode(args[0]).startswith(("/proc", "/dev/mem")):
-                reason = f"reads {os.fsdecode(args[0])}"
-            else:
-                return
-        self.in_hook = True
-        try:
-            origin = self._origin(event, direct)
-        finally:
-            self.in_hook = False
-        if origin is None:
-            return
-        self.flags.append(f"{origin}: {reason} ({event})")
-        if os.environ.get("RUNNER_DEBUG"):
-            self.in_hook = True
-            traceback.print_stack(file=sys.__stderr__)
-            print(event, args, file=sys.__stderr__)
-            self.in_hook = False
-        raise RuntimeError(f"blocked by the grader: {reason}")
-
-    def fingerprint(self):
-        import warnings
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # deprecated module attributes warn when looked at
-            return self._fingerprint()
-
-    def _fingerprint(self):
-        watched = {}
-        for name, mod in list(sys.modules.items()):
-            if mod is None or name.split(".", 1)[0] not in _WATCHED:
-                continue
-            try:
-                attrs = dict(vars(mod))
-            except TypeError:
-                continue
-            watched[name] = (mod, {k: v for k, v in attrs.items()
-                                   if callable(v) or isinstance(v, types.ModuleType)})
-        for dotted in _WATCHED_CLASSES:
-            modname, _, attr = dotted.rpartition(".")
-            obj = getattr(sys.modules.get(modname), attr, None) if modname in sys.modules else None
-            if obj is None and dotted in sys.modules:
-                obj = sys.modules[dotted]
-            if isinstance(obj, type):
-                watched[f"class {dotted}"] = (obj, dict(vars(obj)))
-        hooks = {"sys.excepthook": sys.excepthook, "sys.displayhook": sys.displayhook,
-                 "sys.gettrace()": sys.gettrace(), "sys.getprofile()": sys.getprofile(),
-                 "sys.modules": sys.modules, "__main__.__builtins__": self.main.__dict__.get("__builtins__")}
-        for sig in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT):
-            hooks[f"signal {sig.name}"] = signal.getsignal(sig)
-        return watched, hooks
-
-    def changes(self):
-        watched, hooks = self.snapshot
-        found = []
-        for key, value in hooks.items():
-            now = self.fingerprint_hook(key)
-            if now is not value:
-                found.append(f"{key} was replaced")
-        for name, (mod, attrs) in watched.items():
-            if name.startswith("class "):
-                current = vars(mod)
-                for k, v in attrs.items():
-                    if current.get(k, _MISSING) is not v:
-                        found.append(f"{name[6:]}.{k} was replaced or removed")
-                found += [f"{name[6:]}.{k} was added" for k in current.keys() - attrs.keys() if k not in _CACHES]
-                continue
-            if sys.modules.get(name) is not mod:
-                found.append(f"sys.modules[{name!r}] was replaced or removed")
-                continue
-            current = vars(mod)
-            for k, v in attrs.items():
-                now = current.get(k, _MISSING)
-                if now is not v:
-                    if _wraps(now, v):  # torch wraps some functions in place when a lazy module loads
-                        attrs[k] = now
-                        continue
-                    found.append(f"{name}.{k} was replaced or removed")
-                    if len(found) > 20:
-                        return found
-        return found
-
-    def fingerprint_hook(self, key):
-        return {"sys.excepthook": lambda: sys.excepthook, "sys.displayhook": lambda: sys.displayhook,
-                "sys.gettrace()": sys.gettrace, "sys.getprofile()": sys.getprofile,
-                "sys.modules": lambda: sys.modules,
-                "__main__.__builtins__": lambda: self.main.__dict__.get("__builtins__"),
-                "signal SIGALRM": lambda: signal.getsignal(signal.SIGALRM),
-                "signal SIGTERM": lambda: signal.getsignal(signal.SIGTERM),
-                "signal SIGINT": lambda: signal.getsignal(signal.SIGINT)}[key]()
-
-    # ---- running cells ----
     def send(self, record):
         record["nonce"] = self.nonce
         self.channel.write(json.dumps(record) + "\n")
@@ -265,17 +344,8 @@ class Runner:
         limit = int(self.job.get("output_limit", 200_000))
         timeout = int(self.job.get("cell_timeout", 120))
         sys.modules["__main__"] = self.main
-        sys.addaudithook(self.audit)
-        self.send({"event": "start", "cells": len(self.cells)})
-        first_untrusted = next((i for i, c in enumerate(self.cells) if c["kind"] == "answer"), len(self.cells))
+        self.send({"event": "start", "cells": len(self.cells), "schema": SCHEMA})
         for i, cell in enumerate(self.cells):
-            if i <= first_untrusted:  # names the set-up cells define: answers may not rebind them
-                self.protected = {k: v for k, v in self.main.__dict__.items() if not k.startswith("__")}
-            if i == first_untrusted:
-                if "torch" in sys.modules:  # loading dynamo patches torch in place: do it before the snapshot
-                    import torch._dynamo.mutation_guard as guard
-                    guard.install_generation_tagging_init()  # torch.compile patches nn.Module once
-                self.snapshot = self.fingerprint()
             record = self.run_cell(i, cell, limit, timeout)
             self.send(record)
             if record.get("stop"):
@@ -284,17 +354,20 @@ class Runner:
 
     def run_cell(self, i, cell, limit, timeout):
         filename = f"<cell {i}: {cell['label']}>"
-        (self.untrusted if cell["kind"] == "answer" else self.trusted).add(filename)
         if not cell.get("hidden"):
             import linecache  # tracebacks and inspect.getsource see visible cells' lines; hidden ones never
             linecache.cache[filename] = (len(cell["source"]), None, cell["source"].splitlines(True), filename)
         out, err = _Capture("stdout", limit), _Capture("stderr", limit)
-        flags_before = len(self.flags)
         outputs, error, stop = [], None, False
+        test = cell["kind"] == "test"
+        if test:
+            _reseed(int(self.job.get("seed", 0)) * 1000 + i)
+        self.observer.take()
         t0 = time.perf_counter()
         old = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err
         signal.setitimer(signal.ITIMER_REAL, timeout)
+        self.observer.active, self.observer.depth = test, 0
         try:
             result = self.execute(cell["source"], filename)
             if result is not None:
@@ -306,31 +379,24 @@ class Runner:
             error = self.describe(e)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            self.observer.active = False
             sys.stdout, sys.stderr = old
         seconds = time.perf_counter() - t0
         if error is None and seconds > timeout + 1:
             error, stop = {"ename": "CellTimeout", "evalue": f"the cell ran past {timeout} s", "traceback": []}, True
+        obs, cut = self.observer.take()
+        if cell["kind"] == "answer":
+            for name in self.interface:
+                self.observer.wrap(self.main.__dict__, name)
         outputs = self.figures() + outputs
         for stream in (out, err):
             if stream.size:
                 outputs.insert(0 if stream is out else len(outputs), {"output_type": "stream", "name": stream.name,
                                                                       "text": stream.text()})
-        flags = self.flags[flags_before:]
-        if self.snapshot is not None:
-            flags += [f"{filename}: {c}" for c in self.changes()]
-            ns = self.main.__dict__
-            for k, v in list(self.protected.items()):
-                now = ns.get(k, _MISSING)
-                if now is v or (type(now) is type(v) and isinstance(v, (str, int, float, bool, bytes)) and now == v):
-                    continue
-                if cell["kind"] == "answer":
-                    flags.append(f"{filename}: rebinds {k!r}, which the set-up cells defined")
-                else:
-                    self.protected[k] = now  # the instructor's cells may change their own names
         if error is not None:
             outputs.append({"output_type": "error", **error})
-        return {"i": i, "outputs": outputs, "error": error, "flags": flags, "seconds": round(seconds, 3),
-                "stop": stop}
+        return {"i": i, "outputs": outputs, "error": error, "seconds": round(seconds, 3), "stop": stop,
+                "obs": obs if test else [], "obs_cut": cut}
 
     def execute(self, source, filename):
         tree = ast.parse(_transform(source), filename=filename)
@@ -371,20 +437,6 @@ class Runner:
         except Exception:  # noqa: BLE001 - a broken figure must not stop the run
             pass
         return outputs
-
-
-_MISSING = object()
-_CACHES = {"__slotnames__"}  # copyreg caches this on a class the first time one of its objects is pickled
-
-
-def _wraps(new, old):
-    """Is `new` a trusted library's wrapper around `old` (functools.wraps keeps the original)?"""
-    try:
-        inner = new.__dict__.get("__wrapped__")
-        code = new.__code__.co_filename
-    except (AttributeError, TypeError):
-        return False
-    return inner is old and code.startswith(_TRUSTED_ROOTS)
 
 
 def _safe_repr(value):
@@ -442,13 +494,25 @@ def main():
     os.register_at_fork(after_in_child=lambda: _close(fd))  # forked workers cannot write to the channel
     os.dup2(2, 1)  # C-level writes to fd 1 (and prints to sys.__stdout__) go to stderr, not the channel
     os.environ.setdefault("MPLBACKEND", "Agg")
-    sys.path.insert(0, os.getcwd())  # as in Jupyter, files beside the notebook import (they stay untrusted)
+    _copy_lab_files(os.environ.get("COURSE_FILES", ""))
+    sys.path.insert(0, os.getcwd())  # as in Jupyter, files beside the notebook import
     signal.signal(signal.SIGALRM, _alarm)
     runner = Runner(job, channel)
     runner.main.__dict__["get_ipython"] = lambda: _Shell(runner.main.__dict__)
     runner.run()
     channel.close()
     return 0
+
+
+def _copy_lab_files(folder):
+    """The lab's released data files (read-only in the sandbox) go beside the notebook, as in JupyterLab."""
+    if not folder or not os.path.isdir(folder):
+        return
+    for name in os.listdir(folder):
+        src = os.path.join(folder, name)
+        if os.path.isfile(src) and not os.path.exists(name):
+            with open(src, "rb") as f, open(name, "wb") as g:
+                g.write(f.read())
 
 
 def _close(fd):

@@ -4,6 +4,7 @@ a killed and resumed run, and manual scores that survive a regrade."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
@@ -157,6 +158,36 @@ def test_manual_scores_survive_a_forced_regrade(demo_run, tmp_path):
 
 # ---- the exploit corpus ----
 
+# Ordinary Python a learner may write: none of it may cost a point or put the hand-in up for review.
+HONEST_IDIOMS = """
+import dataclasses
+import functools
+import gc
+import inspect
+import logging
+import sys
+import time
+
+
+@dataclasses.dataclass
+class Note:
+    text: str
+
+
+def traced(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return inner
+
+
+print(inspect.signature(traced), Note("x").__class__.__name__, file=sys.stderr)
+logging.getLogger("lab").warning("a warning while answering")
+gc.disable()
+_t0 = time.perf_counter()
+gc.enable()
+"""
+
 @pytest.fixture(scope="module")
 def exploit_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("exploits")
@@ -166,6 +197,7 @@ def exploit_run(tmp_path_factory):
     exploits = demo.load_exploits()
     for e in exploits:
         hand_ins[e.name.replace("_", "-")] = demo.exploit_handin(e, student, solution)
+    hand_ins["honest-idioms"] = demo.prepend_to_first_answer(hand_ins["solution"], HONEST_IDIOMS)
     for sid, nb in hand_ins.items():
         nbs.write(nb, base / "class" / sid / f"{LAB}.ipynb")
     proc = grade(base, "--submissions", str(base / "class"))
@@ -174,10 +206,12 @@ def exploit_run(tmp_path_factory):
 
 def test_exploit_corpus_is_large_and_covers_every_kind():
     exploits = demo.load_exploits()
-    assert len(exploits) >= 15
+    assert len(exploits) >= 30
     kinds = " | ".join(e.kind for e in exploits)
     for word in ("always-true", "torch", "numpy", "sys.modules", "builtins", "IPython", "editing", "deleting",
-                 "re-tagging", "sys.exit", "os._exit", "signal", "printing", "reading hidden", "gradebook"):
+                 "re-tagging", "sys.exit", "os._exit", "signal", "printing", "reading hidden", "gradebook",
+                 "guards", "forging the observations", "wrong shape", "active content", "modes switched off",
+                 "reading of the source", "__code__", "dispatcher", "smuggling", "host-side", "magics"):
         assert word in kinds, f"no exploit of the kind {word!r}"
 
 
@@ -188,12 +222,15 @@ def test_no_exploit_scores_more_than_a_blank_hand_in(exploit_run):
     blank = float(rows["blank"]["score"])
     assert float(rows["solution"]["score"]) == float(rows["solution"]["max_score"]), \
         f"the honest hand-in graded beside the exploits lost points: {rows['solution']}\n{log}"
+    assert float(rows["honest-idioms"]["score"]) == float(rows["honest-idioms"]["max_score"]), \
+        f"a right answer written with ordinary Python idioms lost points: {rows['honest-idioms']}\n{log}"
     beaten = {sid: (r["score"], r["status"]) for sid, r in rows.items()
-              if sid not in ("blank", "solution") and float(r["score"]) > blank}
+              if sid not in ("blank", "solution", "honest-idioms") and float(r["score"]) > blank}
     assert not beaten, f"exploits that scored more than the untouched notebook ({blank:g}): {beaten}\n{log}"
+    assert len(rows) == len(exploits) + 3, "every exploit gets a row: none stopped the class"
 
 
-HARMLESS = {"eq-always-true", "write-gradebook"}  # nothing to flag: the type checks and the sandbox stop them
+CHANNEL_FORGERS = {"print-fake-pass", "forge-observations", "wrong-shape-record", "active-content"}
 
 
 def outputs_text(run: dict) -> str:
@@ -202,25 +239,40 @@ def outputs_text(run: dict) -> str:
 
 
 @needs_bwrap
-def test_exploits_that_tamper_are_flagged_for_review(exploit_run):
-    base, exploits, _ = exploit_run
+def test_forged_records_and_rebound_helpers_are_listed_for_review(exploit_run):
+    """Review flags cost nothing (the judge decides the points); they tell a person where to look."""
+    base, _, _ = exploit_run
     rows = read_grades(base)
-    unflagged = [sid for sid, r in rows.items()
-                 if sid not in HARMLESS | {"blank", "solution"} and r["needs_review"] != "yes"]
+    unflagged = [sid for sid in CHANNEL_FORGERS | {"rebind-test-helpers", "patch-torch-comparisons"}
+                 if rows[sid]["needs_review"] != "yes"]
     assert not unflagged, f"exploits not listed for a human look: {unflagged}"
+    assert rows["honest-idioms"]["needs_review"] == "", rows["honest-idioms"]
 
 
 @needs_bwrap
-def test_hidden_tests_never_reach_the_feedback_or_the_outputs(exploit_run):
+def test_hidden_tests_never_reach_the_feedback(exploit_run):
     base, _, _ = exploit_run
     secret = hidden_lines()
-    for sid in ("read-hidden-tests", "gc-search", "frame-walk", "print-fake-pass", "solution"):
+    for sid in ("read-hidden-tests", "gc-search", "frame-walk", "print-fake-pass", "smuggle-hidden-tests",
+                "solution"):
         page = (base / "feedback" / sid / f"{LAB}.html").read_text()
-        outputs = outputs_text(json.loads((base / "course" / "runs" / LAB / f"{sid}.json").read_text()))
-        leaked = [ln for ln in secret if ln in page or json.dumps(ln)[1:-1] in outputs]
-        assert not leaked, f"{sid} got hidden test source into its outputs or feedback: {leaked[:2]}"
+        leaked = [ln for ln in secret if ln in page or html.escape(ln) in page]
+        assert not leaked, f"{sid} got hidden test source into its feedback: {leaked[:2]}"
+        assert "Leak_" not in page and "co_consts" not in page
     outputs = outputs_text(json.loads((base / "course" / "runs" / LAB / "read-hidden-tests.json").read_text()))
     assert "BEGIN SOLUTION" not in outputs and "BEGIN HIDDEN" not in outputs, outputs[:2000]
+
+
+@needs_bwrap
+def test_no_active_content_reaches_what_a_person_opens(exploit_run):
+    base, _, _ = exploit_run
+    for path in [base / "course" / "autograded" / "active-content" / LAB / f"{LAB}.ipynb",
+                 base / "course" / "runs" / LAB / "active-content.json"]:
+        text = path.read_text()
+        for bad in ("text/html", "image/svg+xml", "application/javascript", "text/markdown", "not base64"):
+            assert bad not in text, f"{path.name} kept {bad!r} from the hand-in's outputs"
+    page = (base / "feedback" / "active-content" / f"{LAB}.html").read_text()
+    assert "<script" not in page.lower() and "onerror" not in page.lower()
 
 
 @needs_bwrap
@@ -230,6 +282,9 @@ def test_writing_to_the_gradebook_or_other_hand_ins_changes_nothing(exploit_run)
     assert "wrote: []" in outputs, f"the sandbox let a hand-in write outside its folder: {outputs[:1000]}"
     con = sqlite3.connect(base / "course" / "gradebook.db")
     assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    for litter in ("/tmp/grader-litter", "/dev/shm/grader-litter", os.path.expanduser("~/grader-litter")):
+        assert not os.path.exists(litter), f"a hand-in left {litter} on the host"
+    assert not list((base / "course").rglob("d/d/d")), "a hand-in's folder tree was left on the host"
 
 
 # ---- malformed input ----

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +15,7 @@ pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap miss
 
 
 def run(tmp_path, code, **limits):
-    return sandbox.run([sys.executable, "-c", code], tmp_path, sandbox.Limits(**limits))
+    return sandbox.run([sys.executable, "-c", code], sandbox.Limits(**limits))
 
 
 def test_runs_unprivileged_without_network_or_the_course_files(tmp_path):
@@ -63,6 +66,45 @@ def test_cpu_time_limit(tmp_path):
 def test_wall_clock_timeout_kills_the_group(tmp_path):
     r = run(tmp_path, "import os, time\nos.fork()\ntime.sleep(60)", wall_seconds=2)
     assert r.killed == "timeout" and r.seconds < 15
+
+
+def test_a_gigabyte_of_output_costs_the_grader_almost_nothing(tmp_path):
+    """stderr keeps its head and tail, stdout (the result channel) is cut at its cap: the grader's own
+    memory grows by a few MB whatever a hand-in prints."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    code = ("import os\nchunk = b'x' * (1 << 20)\nfor _ in range(1024):\n    os.write(2, chunk)\n"
+            "for _ in range(1024):\n    os.write(1, chunk)\n")
+    r = run(tmp_path, code, output_bytes=8 << 20, stderr_bytes=20_000)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert r.killed == "output" and r.stdout == b""
+    assert len(r.stderr) < 25_000 and b"bytes of stderr not kept" in r.stderr
+    assert grown_mb < 64, f"the grader grew by {grown_mb:.0f} MB reading 1 GiB of stderr"
+    print(f"grader memory grew by {grown_mb:.1f} MB while a run printed 1 GiB to stderr")
+
+
+def test_nothing_the_run_writes_reaches_the_host(tmp_path):
+    """The hand-in's folder and /tmp are size-limited tmpfs that die with the sandbox."""
+    marker = f"litter-{tmp_path.name}"
+    code = (f"import os\nfor p in ('{marker}', '/tmp/{marker}', '/dev/shm/{marker}'):\n    open(p, 'w').write('x')\n"
+            "for _ in range(2000):\n    os.mkdir('d'); os.chdir('d')\nprint('wrote')\n"
+            "open('/tmp/big', 'wb').write(b'x' * (64 << 20))\n")
+    r = run(tmp_path, code, disk_bytes=16 << 20)
+    assert b"wrote" in r.stdout and b"No space left" in r.stderr, r.stderr[-500:]
+    assert not [p for p in ("/tmp", "/dev/shm", str(settings.ROOT)) if (Path(p) / marker).exists()]
+
+
+def test_a_venv_reached_through_a_link_runs_in_the_sandbox(tmp_path):
+    """VENV= a symbolic link to the venv (one venv shared by checkouts): the sandbox binds both paths."""
+    link = tmp_path / "venv-link"
+    link.symlink_to(Path(sys.prefix).resolve())
+    proc = subprocess.run([str(link / "bin" / "python"), "-c",
+                           "import sys; from autograder import sandbox; r = sandbox.run([sys.executable, '-c', "
+                           "'import torch, labkit; print(42)']); print(r.stdout.decode().strip(), r.stderr[-300:])"],
+                          cwd=settings.ROOT, capture_output=True, text=True, env={**os.environ,
+                                                                                   "PYTHONPATH": str(settings.ROOT)})
+    assert proc.stdout.startswith("42"), proc.stdout + proc.stderr
 
 
 def test_grader_refuses_without_bubblewrap(monkeypatch, capsys, tmp_path):

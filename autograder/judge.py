@@ -1,0 +1,285 @@
+"""Stage "judge": the verdict, decided in the trusted process from plain data.
+
+The sandboxed run of a hand-in reports, for every test cell, whether the cell
+finished and what the lab's interface did when the test called it (its
+observations: see `sandbox_runner.py`). The reference solution ran the same cells
+on the same inputs, twice (`reference.py`). A test cell earns its points only when
+
+1. it finished without an error in the hand-in's run (the test's own checks: they
+   can only take points away, since they ran in the learner's process), and
+2. the hand-in's observations match the reference's: the same calls, the same
+   kinds of results, equal values (floats within a tolerance), and a view where
+   the reference returned a view of the same argument with the same strides.
+
+This module never imports or runs learner code: it reads JSON. An observation
+that differed between the two reference runs (a timing, an address) is compared
+by kind only; a test cell whose reference runs took different paths is judged by
+rule 1 alone and reported as such.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+SCHEMA = 2
+SEQUENCES = {"tuple", "list", "size"}
+# (rtol, atol) per dtype: a coarse guard; the lab's own tests hold the precise tolerances.
+TOLERANCES = {"float64": (1e-5, 1e-8), "double": (1e-5, 1e-8), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-3),
+              "half": (1e-2, 1e-3)}
+DEFAULT_TOLERANCE = (1e-4, 1e-5)
+
+
+class Mismatch(Exception):
+    """Why an observation differs from the reference's. The message is the trusted side's own words: it never
+    quotes a value the hand-in produced (a hand-in could smuggle hidden-test text out through one) and
+    names nothing of a hidden test's inputs."""
+
+
+@dataclass
+class CellVerdict:
+    label: str
+    passed: bool
+    reason: str = ""  # why not, in words a learner can read (no hidden inputs)
+    checked: int = 0  # observations compared with the reference
+    judged: bool = True  # False: the reference gave nothing to compare (rule 1 only)
+
+
+def tolerance(dtype: str) -> tuple[float, float]:
+    name = dtype.rsplit(".", 1)[-1]
+    if "float8" in name:
+        return 0.25, 1e-2
+    return TOLERANCES.get(name, DEFAULT_TOLERANCE)
+
+
+def _decode(data: str, kind: str) -> np.ndarray:
+    wide = {"f": np.float64, "c": np.complex128, "i": np.int64}[kind]
+    return np.frombuffer(base64.b64decode(data), dtype=wide)
+
+
+def _close(a: np.ndarray, b: np.ndarray, kind: str, dtype: str) -> bool:
+    if a.shape != b.shape:
+        return False
+    if kind == "i":
+        return bool(np.array_equal(a, b))
+    rtol, atol = tolerance(dtype)
+    with np.errstate(invalid="ignore"):
+        return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)) and \
+            bool(np.array_equal(np.isnan(a), np.isnan(b)))
+
+
+def _same_values(ref: dict, got: dict, dtype: str) -> None:
+    if ref.get("data") is None:
+        return  # the reference has no values to compare (meta tensors, unreadable)
+    if got.get("data") is None or got.get("kind") != ref.get("kind") or got.get("how") != ref.get("how"):
+        raise Mismatch("its values could not be compared with the reference's")
+    kind = ref["kind"]
+    if ref["how"] == "all":
+        if not _close(_decode(ref["data"], kind), _decode(got["data"], kind), kind, dtype):
+            raise Mismatch("different values")
+        return
+    r, g = ref["data"], got["data"]
+    if not isinstance(g, dict) or not _close(_decode(r["sample"], kind), _decode(g["sample"], kind), kind, dtype):
+        raise Mismatch("different values")
+    if kind == "i":
+        if r.get("digest") != g.get("digest"):
+            raise Mismatch("different values")
+        return
+    if kind == "f" and (r["nan"], r["inf"]) != (g.get("nan"), g.get("inf")):
+        raise Mismatch("different NaN or infinity counts")
+    rtol, atol = tolerance(dtype)
+    n = max(1, int(np.prod(ref_shape(ref)))) if ref.get("shape") else 1
+    for key in ("sum", "abs"):
+        if key in r and not np.allclose(np.asarray(r[key]), np.asarray(g.get(key, np.nan)), rtol=rtol,
+                                        atol=atol * n, equal_nan=True):
+            raise Mismatch("different values")
+
+
+def ref_shape(ref: dict) -> list[int]:
+    return [int(s) for s in ref.get("shape", [])]
+
+
+def _number(enc: dict) -> float | int:
+    v = enc["v"]
+    if enc["t"] == "float":
+        return float(str(v))
+    return int(v)
+
+
+def digest(enc: dict) -> str:
+    """The digest the runner sends in place of a big observation (see sandbox_runner.Observer.record)."""
+    if "digest" in enc:
+        return str(enc["digest"])
+    text = json.dumps(enc, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def same(ref: dict, got: dict, exact: bool = True) -> None:
+    """Raise Mismatch when `got` (the hand-in's) does not match `ref` (the reference's). With exact=False
+    (an observation the reference itself did not repeat) only the kind of result is compared."""
+    if not isinstance(got, dict) or not isinstance(got.get("t"), str):
+        raise Mismatch("the observation is malformed")
+    rt, gt = ref["t"], got["t"]
+    if "digest" in ref or "digest" in got:  # a big value (or past the cell's budget): its encoding, bit for bit
+        if rt != gt:
+            raise Mismatch(f"returned another kind of value than the reference's {_kind(rt)}")
+        if exact and digest(ref) != digest(got):
+            raise Mismatch(f"a different {_kind(rt)}")
+        return
+    if rt == "raised" or gt == "raised":
+        if rt != gt:
+            raise Mismatch("raised an exception where the reference returned a value" if gt == "raised"
+                           else f"returned a value where the reference raised {_first(ref)}")
+        if ref["types"][0] not in [str(t) for t in got.get("types", [])]:
+            raise Mismatch(f"raised another kind of exception than the reference's {_first(ref)}")
+        return
+    numeric = {"int", "float"}
+    if rt in numeric and gt in numeric:
+        kinds_match = True
+    else:
+        kinds_match = rt == gt or (rt in SEQUENCES and gt in SEQUENCES)
+    if not kinds_match:
+        raise Mismatch(f"returned another kind of value than the reference's {_kind(rt)}")
+    if not exact:
+        return
+    if rt in numeric:
+        a, b = _number(ref), _number(got)
+        if rt == gt == "int":
+            if a != b:
+                raise Mismatch("a different number")
+        elif not np.isclose(float(a), float(b), rtol=1e-6, atol=1e-9, equal_nan=True):
+            raise Mismatch("a different number")
+    elif rt == "bool":
+        if got.get("v") is not ref["v"]:
+            raise Mismatch("a different truth value")
+    elif rt in ("str", "bytes"):
+        if (got.get("v"), got.get("h")) != (ref.get("v"), ref.get("h")):
+            raise Mismatch("a different " + ("text" if rt == "str" else "byte string"))
+    elif rt == "token":
+        if got.get("v") != ref["v"]:
+            raise Mismatch(f"a different {ref['v'].split('.')[0]} value")
+    elif rt in SEQUENCES or rt == "set":
+        _same_items(ref, got)
+    elif rt == "dict":
+        if got.get("n") != ref["n"]:
+            raise Mismatch(f"a dict with another number of entries than the reference's {ref['n']}")
+        theirs = {json.dumps(k, sort_keys=True): v for k, v in got["v"]}
+        for k, v in ref["v"]:
+            key = json.dumps(k, sort_keys=True)
+            if key not in theirs:
+                raise Mismatch("a dict with different keys")
+            same(v, theirs[key])
+    elif rt in ("tensor", "ndarray"):
+        _same_array(ref, got)
+
+
+def _same_items(ref: dict, got: dict) -> None:
+    if got.get("n") != ref["n"] or len(got.get("v", [])) != len(ref["v"]):
+        raise Mismatch(f"another number of items than the reference's {ref['n']}")
+    for n, (r, g) in enumerate(zip(ref["v"], got["v"])):
+        try:
+            same(r, g)
+        except Mismatch as e:
+            raise Mismatch(f"item {n}: {e}") from None
+
+
+def _same_array(ref: dict, got: dict) -> None:
+    what = "tensor" if ref["t"] == "tensor" else "array"
+    if got.get("dtype") != ref["dtype"]:
+        raise Mismatch(f"a {what} of another dtype than the reference's {ref['dtype']}")
+    if got.get("shape") != ref["shape"]:
+        raise Mismatch(f"a {what} of another shape than the reference's")
+    if ref["t"] == "tensor" and ref.get("share", -1) >= 0:
+        if got.get("share") != ref["share"]:
+            raise Mismatch("a new tensor where the reference returned a view of its input (shared storage)")
+        if (got.get("strides"), got.get("offset")) != (ref.get("strides"), ref.get("offset")):
+            raise Mismatch("a view with different strides or storage offset")
+    _same_values(ref, got, ref["dtype"])
+
+
+def _first(enc: dict) -> str:
+    """The reference's exception type (trusted), or the nearest built-in one if it is the solution's own."""
+    import builtins
+
+    for name in enc.get("types") or []:
+        if isinstance(getattr(builtins, str(name), None), type):
+            return str(name)
+    return "an exception"
+
+
+def _kind(t: str) -> str:
+    return {"raised": "exception", "none": "None", "int": "number", "float": "number", "str": "string",
+            "ndarray": "NumPy array", "object": "object", "token": "dtype/device"}.get(t, t)
+
+
+def stable_mask(a: list[dict], b: list[dict]) -> list[bool] | None:
+    """Which observations two reference runs agree on; None when the runs took different paths."""
+    if len(a) != len(b) or any(x["fn"] != y["fn"] for x, y in zip(a, b)):
+        return None
+    mask = []
+    for x, y in zip(a, b):
+        try:
+            same(x["out"], y["out"])
+            mask.append(True)
+        except Exception:  # noqa: BLE001 - anything the two runs do not agree on is compared in kind only
+            mask.append(False)
+    return mask
+
+
+def judge_cell(label: str, hidden: bool, ref: dict | None, got: dict | None) -> CellVerdict:
+    """`ref`: {"obs", "cut", "stable"} from the reference; `got`: the hand-in's cell record (or None)."""
+    if got is None:
+        return CellVerdict(label, False, "the test did not run (the hand-in's run ended before it)")
+    if got.get("error") is not None:
+        return CellVerdict(label, False, "the test failed in your notebook (see its message)")
+    if ref is None or ref.get("stable") is None:
+        return CellVerdict(label, True, judged=False)
+    obs, cut = got.get("obs"), got.get("obs_cut", 0)
+    if not isinstance(obs, list) or not isinstance(cut, int):
+        return CellVerdict(label, False, "the run's record of this test is malformed")
+    if len(obs) != len(ref["obs"]) or cut != ref.get("cut", 0):
+        return CellVerdict(label, False, f"the test called the lab's functions {len(obs) + cut} time(s); with the "
+                           f"reference solution it called them {len(ref['obs']) + ref.get('cut', 0)} time(s) "
+                           "(a check stopped the test early, or the test did not run as written)")
+    for n, (r, g, stable) in enumerate(zip(ref["obs"], obs, ref["stable"])):
+        fn = r["fn"]
+        if not isinstance(g, dict) or g.get("fn") != fn:
+            return CellVerdict(label, False, f"call {n + 1} went to a different function than the reference's "
+                               f"`{fn}`", n)
+        try:
+            same(r["out"], g.get("out"), exact=stable)
+        except Mismatch as e:
+            where = f"a call of `{fn}`" if hidden else f"call {n + 1} (`{fn}`)"
+            return CellVerdict(label, False, f"{where} disagrees with the reference solution: {e}", n)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            return CellVerdict(label, False, f"the run's record of `{fn}` is malformed ({type(e).__name__})", n)
+    return CellVerdict(label, True, checked=len(obs))
+
+
+def apply(run, reference) -> None:
+    """Judge every test cell of a hand-in's run (`execute_handin.HandinRun`) against `reference`
+    (`reference.Reference`): the verdicts go on the run, and a test the judge fails gets an error output in
+    the run's notebook, so nbgrader scores it 0 whatever the learner's process said about it."""
+    import nbformat
+
+    for n, cell in enumerate(run.cells):
+        if cell["kind"] != "test":
+            continue
+        label, rec = cell["label"], run.records.get(n)
+        try:
+            verdict = judge_cell(label, cell["hidden"], reference.cells.get(label), rec)
+            if verdict.passed and label in run.constraints:
+                verdict = CellVerdict(label, False, run.constraints[label], verdict.checked)
+        except Exception as e:  # noqa: BLE001 - a record no rule foresaw fails this test, never the class
+            verdict = CellVerdict(label, False, f"the run's record of this test could not be judged "
+                                  f"({type(e).__name__})")
+        run.verdicts[label] = {"passed": verdict.passed, "reason": verdict.reason, "checked": verdict.checked,
+                               "judged": verdict.judged}
+        nb_cell = run.notebook.cells[cell["index"]]
+        if not verdict.passed and not any(o.get("output_type") == "error" for o in nb_cell.outputs):
+            nb_cell.outputs.append(nbformat.v4.new_output("error", ename="GradingError", evalue=verdict.reason,
+                                                          traceback=[]))

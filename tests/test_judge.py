@@ -1,0 +1,93 @@
+"""The judge: the trusted comparison of a hand-in's observations with the reference's. Plain data in,
+a verdict out; no sandbox, no learner code."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+import torch
+
+from autograder import judge
+
+sys.path.insert(0, str(judge.__file__).rsplit("/", 1)[0])
+import sandbox_runner as runner  # noqa: E402 - the encoder that runs inside the sandbox
+
+
+def obs(value, *args):
+    return json.loads(json.dumps(runner.encode(value, list(args))))
+
+
+def verdict(ref_values, got_values, hidden=False, error=None):
+    ref = [{"fn": "f", "out": obs(v)} for v in ref_values]
+    got = [{"fn": "f", "out": obs(v)} for v in got_values]
+    return judge.judge_cell("hidden_f" if hidden else "test_f", hidden,
+                            {"obs": ref, "cut": 0, "stable": [True] * len(ref)},
+                            {"error": error, "obs": got, "obs_cut": 0})
+
+
+def test_equal_observations_pass_and_different_values_fail():
+    assert verdict([(12, 4, 1), 3, True, "x"], [(12, 4, 1), 3, True, "x"]).passed
+    assert verdict([(12, 4, 1)], [[12, 4, 1]]).passed, "list or tuple: the lab's own test decides"
+    assert not verdict([(12, 4, 1)], [(0, 4, 1)]).passed
+    assert not verdict([True], [1]).passed, "a bool is not a number"
+    assert not verdict([3], [None]).passed
+
+
+def test_tensors_compare_dtype_shape_values_and_views():
+    base = torch.arange(12.0).reshape(3, 4)
+    view, copy = base.t(), base.t().contiguous()
+    ref = [{"fn": "f", "out": obs(view, base)}]
+    for got, ok in [(view, True), (copy, False), (base.t().double(), False), (base.t() + 1e-7, False)]:
+        v = judge.judge_cell("t", False, {"obs": ref, "cut": 0, "stable": [True]},
+                             {"error": None, "obs": [{"fn": "f", "out": obs(got, base)}], "obs_cut": 0})
+        assert v.passed is ok, (got.stride(), v)
+    assert verdict([torch.tensor([1.0, float("nan")])], [torch.tensor([1.0 + 1e-7, float("nan")])]).passed
+    assert not verdict([torch.tensor([1.0, float("nan")])], [torch.tensor([1.0, 0.0])]).passed
+    big = torch.randn(100_000, generator=torch.Generator().manual_seed(0))
+    assert verdict([big], [big.clone()]).passed and not verdict([big], [big * 1.01]).passed
+
+
+def test_exceptions_compare_by_type():
+    ref = [{"fn": "f", "out": {"t": "raised", "types": ["IndexError", "LookupError", "Exception"]}}]
+    for types, ok in [(["IndexError", "LookupError", "Exception"], True), (["MyIndexError", "IndexError"], True),
+                      (["ValueError", "Exception"], False)]:
+        v = judge.judge_cell("t", False, {"obs": ref, "cut": 0, "stable": [True]},
+                             {"error": None, "obs": [{"fn": "f", "out": {"t": "raised", "types": types}}],
+                              "obs_cut": 0})
+        assert v.passed is ok
+
+
+def test_a_test_that_failed_in_the_process_or_took_another_path_fails():
+    assert not verdict([1], [1], error={"ename": "LabCheckFailure"}).passed
+    v = verdict([1, 2, 3], [1, 2])
+    assert not v.passed and "3 time(s)" in v.reason
+
+
+def test_unstable_observations_compare_in_kind_only():
+    ref = {"obs": [{"fn": "f", "out": obs(0.125)}], "cut": 0, "stable": [False]}
+    got = {"error": None, "obs": [{"fn": "f", "out": obs(9.5)}], "obs_cut": 0}
+    assert judge.judge_cell("t", False, ref, got).passed
+    got["obs"][0]["out"] = obs("text")
+    assert not judge.judge_cell("t", False, ref, got).passed
+
+
+@pytest.mark.parametrize("bad", [None, 3, "x", [1], {"t": 5}, {"t": "tensor"}, {"t": "int", "v": "zz"},
+                                 {"t": "tensor", "dtype": "torch.float32", "shape": [2], "data": "!!", "how": "all",
+                                  "kind": "f"}, {"t": "tuple", "n": 1, "v": None}])
+def test_malformed_observations_fail_the_test_and_never_raise(bad):
+    ref = [{"fn": "f", "out": obs(torch.ones(2))}]
+    run = {"error": None, "obs": [{"fn": "f", "out": bad}], "obs_cut": 0}
+    v = judge.judge_cell("t", False, {"obs": ref, "cut": 0, "stable": [True]}, run)
+    assert not v.passed
+
+
+def test_messages_never_quote_what_the_hand_in_produced():
+    secret = "SECRET_HIDDEN_SOURCE"
+    ref = [{"fn": "f", "out": obs(torch.ones(2))}]
+    for got in [obs(torch.ones(3)), obs(secret), {"t": "raised", "types": [secret]},
+                {"t": "tensor", "dtype": secret, "shape": [2]}, obs({secret: 1})]:
+        v = judge.judge_cell("hidden_f", True, {"obs": ref, "cut": 0, "stable": [True]},
+                             {"error": None, "obs": [{"fn": "f", "out": got}], "obs_cut": 0})
+        assert not v.passed and secret not in v.reason, v.reason
