@@ -177,8 +177,7 @@ def embedded_class(lab: str = EXPLOIT_LAB) -> tuple[dict[str, list[tuple[str, by
         "hal": {"score": 0, "status": "graded", "why": f"exploit {DEMO_EXPLOITS[0]}: the judge sees the stubs' "
                 "results"},
         "ivy": {"score": 0, "status": "graded", "why": f"exploit {DEMO_EXPLOITS[1]}: the real tests run anyway"},
-        "jon": {"score": 0, "status": "graded", "why": f"exploit {DEMO_EXPLOITS[2]}: the judge sees the stubs' "
-                "results"},
+        "jon": {"score": 0, "status": "forged", "why": f"exploit {DEMO_EXPLOITS[2]}: forged result records"},
         "kim": {"score": 0, "status": "malformed", "why": "the file is cut short: not JSON"},
         "lee": {"score": 0, "status": "malformed", "why": "not UTF-8"},
         "max": {"score": "late", "status": "graded", "why": "every answer right, 3 started days late"},

@@ -298,7 +298,10 @@ def read_records(result, nonce: str, n_cells: int):
         if rec.get("stop"):
             status = status or "cell timeout"
     if not status:
-        status = "graded" if ended and expected == n_cells else "kernel died"
+        if flags:
+            status = "forged result records: the cells after them score 0"
+        else:
+            status = "graded" if ended and expected == n_cells else "kernel died"
     return status, records, flags
 
 

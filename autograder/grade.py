@@ -499,6 +499,7 @@ def collect_exchange(lab: str, dest: Path, exchange_root: str | None, course_id:
         args.append(f"--Exchange.root={exchange_root}")
     if course_id:
         args.append(f"--CourseDirectory.course_id={course_id}")
+    settings.GRADING_COURSE.mkdir(parents=True, exist_ok=True)  # nbgrader opens its gradebook; SQLite makes no folder
     log = nbgrader(args, settings.ROOT)
     print(f"collected {sum(1 for _ in dest.glob(f'*/{lab}'))} hand-in(s) from the exchange")
     if "error" in log.lower() and not any(dest.iterdir()):

@@ -21,7 +21,7 @@ INTERNALS = {"__builtins__", "__import__", "get_ipython", "__subclasses__", "__g
              "__closure__", "f_back", "f_globals", "f_locals", "f_code", "tb_frame", "gi_frame", "cr_frame",
              "_getframe", "settrace", "setprofile", "excepthook", "displayhook", "addaudithook", "_exit",
              "get_objects", "get_referrers", "get_referents"}
-SYS_ATTRS = {"modules", "stdout", "stderr", "meta_path", "path_hooks", "exit"}
+SYS_ATTRS = {"modules", "meta_path", "path_hooks", "exit"}  # printing to sys.stderr is fine; replacing it is not
 MODULE_ROOTS = {"builtins", "sys", "os", "signal", "atexit", "gc", "ctypes", "importlib", "inspect", "linecache"}
 
 
