@@ -1,5 +1,5 @@
 # PyTorch internals course: every workflow is a target. `make help` lists them.
-# Targets are thin: the logic lives in `python -m autograder ...`.
+# Targets are thin: grading lives in `python -m autograder grade`, the rest in `python -m coursetools ...`.
 
 SHELL := /bin/bash
 PYTHON3 ?= python3
@@ -40,7 +40,7 @@ help: ## list the targets
 	@echo "  variables: TORCH=<version> DEVICE=cpu|cuda JOBS=<n> LAB=<lab-id> SUBMISSIONS=<dir> OUT=<dir>"
 
 setup: ## build .venv/ once (rebuilt when requirements.txt changes) and register its kernel
-	@$(PYTHON3) -m autograder.venv --venv $(VENV) --requirements requirements.txt --root . $(if $(TORCH),--torch $(TORCH))
+	@$(PYTHON3) -m coursetools.venv --venv $(VENV) --requirements requirements.txt --root . $(if $(TORCH),--torch $(TORCH))
 
 sandbox-deps: ## install bubblewrap (the grading sandbox) when missing; needs root, else says how
 	@command -v bwrap >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -64,29 +64,29 @@ test: setup sandbox-deps browser-deps ## the whole suite: lint, lab quality, cou
 	$(PY) -m pytest tests
 
 lint: setup ## notebooks follow the lab contract; ruff on Python files
-	$(PY) -m autograder lint
+	$(PY) -m coursetools lint
 
 release: setup ## regenerate labs/ (student notebooks) from solutions/ with nbgrader
-	$(PY) -m autograder release $(LAB)
+	$(PY) -m coursetools release $(LAB)
 
 solutions: setup ## run every solution notebook with papermill into build/executed/ (DEVICE=...)
-	$(PY) -m autograder solutions $(LAB)
+	$(PY) -m coursetools solutions $(LAB)
 
 quality: setup ## the lab-quality table alone (solution full, blank 0, mutants caught, labs/ in sync)
-	$(PY) -m autograder quality $(LAB)
+	$(PY) -m coursetools quality $(LAB)
 
 grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1]
 	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1] [ROSTER=<csv>]"; exit 2; }
 	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(INSECURE),--insecure)
 
 bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial nbgrader vs make grade JOBS=<cores>, and the sandbox's cost
-	$(PY) -m autograder bench-grade --jobs $(JOBS)
+	$(PY) -m coursetools bench-grade --jobs $(JOBS)
 
 demo: setup ## write the demo class (a few generated hand-ins per lab) to build/demo/
-	$(PY) -m autograder demo
+	$(PY) -m coursetools demo
 
 student-dist: setup ## write the learners' tree (no answers, no hidden tests) to build/student/
-	$(PY) -m autograder student-dist
+	$(PY) -m coursetools student-dist
 
 screenshots: setup browser-deps ## rerun the browser test and copy the README's screenshots into docs/images/
 	$(PY) -m pytest tests/test_browser.py -x -q
@@ -95,7 +95,7 @@ screenshots: setup browser-deps ## rerun the browser test and copy the README's 
 	cp build/browser/screenshots/04-validate-untouched-lab.png docs/images/validate.png
 
 clean-notebooks: setup ## strip outputs and execution counts from every committed notebook
-	$(PY) -m autograder clean-notebooks
+	$(PY) -m coursetools clean-notebooks
 
 clean: ## remove build/ (keeps the venv)
 	rm -rf build

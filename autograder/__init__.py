@@ -1,10 +1,10 @@
-"""The course's grading and lab-quality pipeline.
+"""`make grade`: hand-ins in, grades out, through named stages (one module each).
 
-Stages, one module each: lint (notebooks well-formed) -> release (student
-notebooks from solutions/) -> execute (papermill / one kernel) -> grade
-(nbgrader in a scratch course) -> mutants (wrong answers must lose points) ->
-quality (the per-lab table) -> student_dist (the learners' tree).
-
-`venv` builds the environment and must import nothing outside the standard
-library, because it runs before the environment exists.
+collect (collect.py: folders, LMS zips, roster, times) -> reference (reference.py: the
+solution's observations; the grader's self-check) -> run (run.py: each hand-in in the
+sandbox, sandbox.py + sandbox_runner.py) -> judge (judge.py: the points, decided from
+plain data) -> record (record.py: nbgrader's gradebook) -> report (report.py: grades.csv,
+feedback, class report, audit log). grade.py ties them together; settings.py holds every
+path; screen.py reads answer code; late.py is the late penalty. The threat model:
+THREATS.md. Course tooling that is not grading lives in `coursetools/`.
 """

@@ -4,10 +4,10 @@ feedback, a class report and an audit log.
 Stages (each its own module):
 1. collect (`collect.py`): stage one checked notebook per student; malformed files,
    unknown students and unsafe zips get a status and are never run;
-2. run (`execute_handin.py`): every hand-in in its own bubblewrap sandbox, JOBS at a
+2. run (`run.py`): every hand-in in its own bubblewrap sandbox, JOBS at a
    time, each run stored under `<course>/runs/<lab>/` as it finishes, so a killed
    `make grade` resumes where it stopped (`--force` runs everything again);
-3. score (`score.py`): nbgrader's autograde reads the stored runs and writes the
+3. score (`record.py`): nbgrader's autograde reads the stored runs and writes the
    gradebook, in this process's child, one hand-in at a time; manual scores given in
    formgrader stay (nbgrader keeps a grade's manual score over its auto score);
 4. report (`report.py`): grades.csv, feedback/<student>/<lab>.html, report.html.
@@ -37,6 +37,7 @@ import nbformat
 
 from autograder import notebooks as nbs
 from autograder import sandbox, settings
+from autograder.status import Status, kind_of, status
 
 COURSE_CONFIG = """\
 # A grading course; everything but the directories comes from the course's own
@@ -50,10 +51,10 @@ c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 c.CourseDirectory.db_url = "sqlite:///" + {db!r}
-# Hand-ins ran in the sandbox already (autograder/execute_handin.py); nbgrader scores the stored runs.
+# Hand-ins ran in the sandbox already (autograder/run.py); nbgrader scores the stored runs.
 from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades
 from nbconvert.preprocessors import ClearMetadataPreprocessor
-from autograder.sandbox_execute import PrecomputedExecute
+from autograder.record import PrecomputedExecute
 c.Autograde.autograde_preprocessors = [PrecomputedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 c.PrecomputedExecute.runs_dir = {runs!r}
@@ -66,7 +67,7 @@ class SubmissionGrade:
     student_id: str
     score: float
     max_score: float
-    status: str  # "graded", or why not (or why it needs a person: "flagged: ...")
+    status: str  # a status.Status, with its detail: "graded", or why not
     cells: dict[str, tuple[float, float]] = field(default_factory=dict)  # grade_id -> (score, max)
     raw_score: float = 0.0  # before the late penalty
     late_penalty: float = 0.0
@@ -79,7 +80,7 @@ class SubmissionGrade:
 
     @property
     def needs_review(self) -> bool:
-        return self.status != "graded" or bool(self.flags) or any(n.startswith("review: ") for n in self.notes)
+        return self.status != Status.GRADED or bool(self.flags) or any(n.startswith("review: ") for n in self.notes)
 
 
 class GradingError(RuntimeError):
@@ -172,7 +173,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     """{student_id: (HandinRun, resumed)}; each run is judged against the lab's reference and stored as it
     finishes. Raises reference.SelfCheckFailed before any hand-in runs if the reference does not pass."""
     from autograder import judge, reference
-    from autograder.execute_handin import HandinRun, failed_run, run_handin
+    from autograder.run import HandinRun, failed_run, run_handin
 
     source_path = course / "source" / lab / f"{lab}.ipynb"
     # The committed student notebook (labs/, kept equal to a fresh release by make test) is what the
@@ -216,7 +217,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
                              cell_timeout=cell_timeout, notebook_timeout=notebook_timeout, files=files,
                              cpus=cpus(slot))
         except Exception as e:  # noqa: BLE001 - one hand-in the grader cannot handle must not stop the class
-            run = failed_run(source, release, f"grader error: {type(e).__name__}: {str(e)[:200]}")
+            run = failed_run(source, release, status(Status.GRADER_ERROR, f"{type(e).__name__}: {str(e)[:200]}"))
         finally:
             with lock:
                 slots.append(slot)
@@ -239,7 +240,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     try:
         for sid, run in finished:
             results[sid] = (run, False)
-            failures += run.status != "graded"
+            failures += run.status != Status.GRADED
             if on_done:
                 on_done(sid, run)
             if bar:
@@ -268,7 +269,7 @@ def _dask_runs(scheduler: str, todo, source_path: Path, release_path: Path, file
     from distributed import as_completed as dask_completed
 
     from autograder import judge
-    from autograder.execute_handin import HandinRun, run_remote
+    from autograder.run import HandinRun, run_remote
 
     source, release = source_path.read_text(), release_path.read_text()
     lab = source_path.stem
@@ -311,7 +312,7 @@ def score(lab: str, course: Path, handins: dict[str, Path], due: datetime | None
     due_s = due.astimezone(UTC).isoformat() if due else ""
     env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
            "PYTHONPATH": str(settings.ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "autograder.score", str(course), lab, due_s, *sorted(handins)],
+    proc = subprocess.run([sys.executable, "-m", "autograder.record", str(course), lab, due_s, *sorted(handins)],
                           cwd=course, capture_output=True, text=True, env=env)
     errors = {}
     for line in proc.stdout.splitlines():
@@ -337,13 +338,13 @@ def read_gradebook(lab: str, course: Path, students: list[str]) -> dict[str, Sub
                 sub = gb.find_submission_notebook(lab, lab, student)
                 asub = gb.find_submission(lab, student)
             except MissingEntry:
-                out[student] = SubmissionGrade(student, 0.0, max_score, "not graded (see nbgrader log)")
+                out[student] = SubmissionGrade(student, 0.0, max_score, status(Status.NOT_GRADED, "see the audit log"))
                 continue
             cells = {g.name: (float(g.score or 0.0), float(g.max_score)) for g in sub.grades
                      if g.cell_type == "code"}
             penalty = float(sub.late_submission_penalty or 0.0)
             out[student] = SubmissionGrade(
-                student, float(sub.score) - penalty, max_score, "graded", cells, raw_score=float(sub.score),
+                student, float(sub.score) - penalty, max_score, str(Status.GRADED), cells, raw_score=float(sub.score),
                 late_penalty=penalty, hours_late=round(float(asub.total_seconds_late or 0) / 3600, 2),
                 submitted=asub.timestamp.isoformat() if asub.timestamp else "")
     return out
@@ -375,7 +376,7 @@ def grade_prepared(lab: str, submissions: dict[str, Path], course: Path, sandbox
         g.status, g.flags, g.notes = run.status, list(run.flags), list(run.notes)
         g.seconds, g.resumed = run.seconds, resumed
         if sid in errors:
-            g.status = "not graded: nbgrader failed (see audit.jsonl)"
+            g.status = status(Status.NOT_GRADED, "nbgrader failed (see audit.jsonl)")
             g.notes.append(errors[sid][-500:])
     return [grades[s] for s in sorted(grades)]
 
@@ -404,13 +405,15 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
             print(str(e), file=sys.stderr)
             return 2
     if submissions is None:
-        submissions = settings.ROOT / "autograder" / "demo" / lab
+        submissions = settings.DEMO_CLASS / lab
         if not submissions.exists():
-            from autograder import demo
+            from coursetools import demo
             submissions = demo.build_demo_class(lab)
         print(f"SUBMISSIONS not given: grading the demo class in {submissions}")
     out = out or settings.GRADES / lab
     course = course or settings.GRADING_COURSE
+    for stale in sandbox.clean_up_stale():
+        print(f"removed {stale}, left by a grader that did not finish")
     jobs = jobs or os.cpu_count() or 1
     policy = collect.load_policy()
     try:
@@ -463,7 +466,7 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
         return 3
     grades = {g.student_id: g for g in graded}
     grades.update(_graded_earlier(lab, course, [sid for sid, h in handins.items()
-                                                if h.status.startswith("missing") and sid not in grades]))
+                                                if kind_of(h.status) == Status.MISSING and sid not in grades]))
     max_score = next(iter(grades.values())).max_score if grades else _max_score(lab, course)
     for sid, h in handins.items():
         g = grades.get(sid) or SubmissionGrade(sid, 0.0, max_score, h.status)
@@ -510,12 +513,12 @@ def collect_exchange(lab: str, dest: Path, exchange_root: str | None, course_id:
 def _graded_earlier(lab: str, course: Path, students: list[str]) -> dict[str, SubmissionGrade]:
     """Roster students missing from this SUBMISSIONS whose hand-in an earlier run graded: their
     grade stays (a regrade of a few students must not blank the rest of the class)."""
-    from autograder.execute_handin import HandinRun
+    from autograder.run import HandinRun
 
     out = {}
     for sid, g in read_gradebook(lab, course, students).items():
         stored = course / "runs" / lab / f"{sid}.json"
-        if g.status != "graded" or not stored.exists():
+        if g.status != Status.GRADED or not stored.exists():
             continue
         run = HandinRun.from_json(json.loads(stored.read_text()))
         g.status, g.flags, g.seconds, g.resumed = run.status, list(run.flags), run.seconds, True

@@ -261,7 +261,7 @@ def judge_cell(label: str, hidden: bool, ref: dict | None, got: dict | None) -> 
 
 
 def apply(run, reference) -> None:
-    """Judge every test cell of a hand-in's run (`execute_handin.HandinRun`) against `reference`
+    """Judge every test cell of a hand-in's run (`run.HandinRun`) against `reference`
     (`reference.Reference`): the verdicts go on the run, and a test the judge fails gets an error output in
     the run's notebook, so nbgrader scores it 0 whatever the learner's process said about it."""
     import nbformat

@@ -24,6 +24,7 @@ from pathlib import Path
 from nbformat import NotebookNode
 
 from autograder import judge, settings
+from autograder.status import Status
 
 CACHE = settings.BUILD / "reference"
 
@@ -71,7 +72,7 @@ def build(lab: str, source_path: Path, release: NotebookNode, *, sandboxed: bool
           threads: int = 1, jobs: int = 1, cache: Path = CACHE, **run_options) -> Reference:
     """The lab's reference observations, from the cache or from two sandboxed runs of the source."""
     from autograder import notebooks as nbs
-    from autograder.execute_handin import run_handin
+    from autograder.run import run_handin
 
     key = key_for(source_path, sandboxed)
     stored = cache / lab / f"{key}.json"
@@ -111,7 +112,7 @@ def self_check(lab: str, run) -> None:
             failed.append(f"{cell['label']}: did not run")
         elif rec["error"] is not None and cell["kind"] != "answer":
             failed.append(f"{cell['label']}: {rec['error'].get('ename')}: {str(rec['error'].get('evalue'))[:300]}")
-    if run.status == "graded" and not failed:
+    if run.status == Status.GRADED and not failed:
         return
     hint = ""
     if run.seconds < 2 or "No module named" in "".join(failed) or "not run" in "".join(failed[:1]):

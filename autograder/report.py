@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder import notebooks as nbs
+from autograder.status import Status, kind_of
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border:1px solid #ccc;padding:.35rem .5rem;
@@ -94,12 +95,12 @@ def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None) -> st
 
 
 def write_feedback(lab: str, course: Path, results, dest: Path) -> None:
-    from autograder.execute_handin import HandinRun
+    from autograder.run import HandinRun
 
     for g in results:
         path = course / "runs" / lab / f"{g.student_id}.json"
         run = HandinRun.from_json(json.loads(path.read_text())) if path.exists() and \
-            g.status not in ("missing: no hand-in",) and not g.status.startswith(("malformed", "refused", "unknown")) \
+            kind_of(g.status) not in (Status.MISSING, Status.MALFORMED, Status.REFUSED, Status.UNKNOWN_STUDENT) \
             else None
         out = dest / g.student_id / f"{lab}.html"
         out.parent.mkdir(parents=True, exist_ok=True)

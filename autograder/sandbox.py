@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -187,6 +188,44 @@ class _MemoryCgroup:
                     return
                 except OSError:
                     time.sleep(0.1)
+
+
+def clean_up_stale() -> list[str]:
+    """Remove what a grader that crashed left behind: memory cgroups of grader processes that no longer
+    exist, and --insecure work folders. (A sandboxed run's writable space is tmpfs: it dies with the run.)"""
+    removed = []
+    cg = _MemoryCgroup.__new__(_MemoryCgroup)
+    for base in _cgroup_bases():
+        for path in base.glob("course-grader-*"):
+            pid = path.name.split("-")[2]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                cg.path = path
+                cg.remove()
+                removed.append(str(path))
+    for path in Path(tempfile.gettempdir()).glob(f"{INSECURE_PREFIX}*"):
+        owner = path.name.removeprefix(INSECURE_PREFIX).split("-")[0]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            remove_tree(path)
+            removed.append(str(path))
+    return removed
+
+
+def _cgroup_bases() -> list[Path]:
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    bases = []
+    for ln in lines:
+        parts = ln.split(":", 2)
+        if len(parts) == 3 and parts[0] == "0":
+            bases.append(Path("/sys/fs/cgroup") / parts[2].lstrip("/"))
+        elif len(parts) == 3 and "memory" in parts[1].split(","):
+            bases.append(Path("/sys/fs/cgroup/memory") / parts[2].lstrip("/"))
+    return [b for b in bases if b.is_dir()]
+
+
+INSECURE_PREFIX = "course-handin-"
 
 
 def run(argv: list[str], limits: Limits = Limits(), slot: int = 0, extra_ro: dict[str, str] | None = None,

@@ -22,7 +22,7 @@ def pytest_runtest_logreport(report):
 @pytest.fixture(scope="session")
 def quality_report():
     """Every lab's quality checks and every walkthrough, run once in parallel jobs."""
-    from autograder.quality import run_all
+    from coursetools.quality import run_all
 
     t0 = time.perf_counter()
     report = run_all(progress=lambda msg: None)
@@ -34,7 +34,7 @@ def quality_report():
 def pytest_terminal_summary(terminalreporter):
     tr = terminalreporter
     if "quality" in _state:
-        from autograder.quality import format_table
+        from coursetools.quality import format_table
 
         tr.section("lab quality")
         tr.write_line(format_table(_state["quality"]))

@@ -37,7 +37,7 @@ from browser import (
 
 from autograder import notebooks as nbs
 from autograder import settings
-from autograder.student_dist import title
+from coursetools.student_dist import title
 
 pytestmark = pytest.mark.browser
 
@@ -168,7 +168,7 @@ def test_both_makefiles_turn_off_the_same_pop_ups():
         return m.group(1)
 
     ours = overrides(settings.ROOT / "Makefile")
-    assert ours == overrides(settings.ROOT / "autograder" / "student_template" / "Makefile")
+    assert ours == overrides(settings.ROOT / "coursetools" / "student_template" / "Makefile")
     assert '"fetchNews": "false"' in ours and '"checkForUpdates": false' in ours
 
 

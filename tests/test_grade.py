@@ -19,11 +19,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import demo, sandbox, settings
 from autograder import notebooks as nbs
+from autograder import sandbox, settings
+from coursetools import demo
 
 LAB = "lab01-strides"
-DEMO = settings.ROOT / "autograder" / "demo" / LAB
+DEMO = settings.DEMO_CLASS / LAB
 needs_bwrap = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap is not installed (make sandbox-deps)")
 
 
@@ -66,7 +67,7 @@ def demo_run(tmp_path_factory):
 def test_embedded_demo_class_is_in_sync_with_the_lab():
     stale = demo.embedded_out_of_sync()
     assert not stale, (f"the committed demo class differs from a fresh generation: {stale[:5]}; run "
-                       "`python -m autograder demo --embedded` and commit autograder/demo/")
+                       "`python -m coursetools demo --embedded` and commit tests/fixtures/demo/")
     assert len([p for p in DEMO.iterdir() if p.is_dir()]) >= 12
 
 
@@ -452,7 +453,7 @@ def test_dask_executor_gives_the_same_grades_and_feedback_as_a_local_run(tmp_pat
 def test_no_solution_or_mutant_trips_the_static_screen():
     """The screen flags tampering, not honest answers: every lab's solution cells and every mutant pass it."""
     from autograder import screen
-    from autograder.mutants import load_mutants
+    from coursetools.mutants import load_mutants
 
     tripped = []
     for lab in settings.labs():

@@ -6,7 +6,7 @@ import json
 
 import nbformat
 
-from autograder import lint
+from coursetools import lint
 
 META = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}}
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import nbformat
 
-from autograder import mutants, settings
+from autograder import settings
+from coursetools import mutants
 
 LAB = "lab99-tiny"
 

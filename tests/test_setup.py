@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from autograder import settings, venv
+from autograder import settings
+from coursetools import venv
 
 
 def test_stamp_changes_with_requirements_and_torch(tmp_path):

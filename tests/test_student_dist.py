@@ -17,7 +17,7 @@ import pytest
 
 from autograder import notebooks as nbs
 from autograder import settings
-from autograder.student_dist import build, leaks
+from coursetools.student_dist import build, leaks
 
 VENV = str(Path(sys.executable).parent.parent)
 LAB = "lab01-strides"

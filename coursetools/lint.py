@@ -189,7 +189,7 @@ MUTANT_HEADER = re.compile(r"^# (Mutant|replaces|must fail):[ \t]*(.+)$", re.M)
 
 
 def check_mutants(lab: str, solution_nb) -> list[Problem]:
-    from autograder.mutants import load_mutants
+    from coursetools.mutants import load_mutants
 
     problems = []
     functions = {nbs.grade_id(c) for c in solution_nb.cells if nbs.is_solution(c)}

@@ -1,6 +1,6 @@
 """Mutants: plausible wrong answers that must lose points on the test they name.
 
-A mutant is `autograder/mutants/<lab>/<name>.py`, starting with
+A mutant is `tests/fixtures/mutants/<lab>/<name>.py`, starting with
 
     # Mutant: <the plausible mistake, one line>
     # replaces: <the graded function or class it redefines>
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autograder import notebooks as nbs
 from autograder import settings
-from autograder.execute import DeadKernelError, KernelSession
+from coursetools.execute import DeadKernelError, KernelSession
 
 HEADER = re.compile(r"^#\s*(Mutant|replaces|must fail)\s*:\s*(.+?)\s*$", re.M | re.I)
 

@@ -26,6 +26,8 @@ from nbformat import NotebookNode
 
 from autograder import notebooks as nbs
 from autograder import sandbox, screen, settings
+from autograder.status import Status
+from autograder.status import status as status_text
 
 RUNNER = Path(__file__).with_name("sandbox_runner.py")
 OUTPUT_LIMIT = 200_000  # characters of stdout/stderr kept per cell
@@ -33,7 +35,7 @@ OUTPUT_LIMIT = 200_000  # characters of stdout/stderr kept per cell
 
 @dataclass
 class HandinRun:
-    status: str  # "graded", or why the cells score 0
+    status: str  # a status.Status: "graded", or why the cells after some point score 0
     notebook: NotebookNode  # the assembled notebook with outputs (test cells carry the verdicts)
     seconds: float = 0.0
     memory_peak: int = 0
@@ -267,8 +269,8 @@ def read_records(result, nonce: str, n_cells: int):
     cells without a record score 0. Nothing a run sends can raise here."""
     records, flags, ended = {}, [], False
     if result.killed:
-        reason = {"timeout": "notebook timeout", "memory": "memory limit", "output": "output limit"}
-        status = reason.get(result.killed, f"kernel died ({result.killed})")
+        reason = {"timeout": Status.NOTEBOOK_TIMEOUT, "memory": Status.MEMORY_LIMIT, "output": Status.OUTPUT_LIMIT}
+        status = str(reason[result.killed]) if result.killed in reason else f"{Status.KERNEL_DIED} ({result.killed})"
     else:
         status = ""
     expected = 0
@@ -296,18 +298,18 @@ def read_records(result, nonce: str, n_cells: int):
         records[expected] = rec
         expected += 1
         if rec.get("stop"):
-            status = status or "cell timeout"
+            status = status or str(Status.CELL_TIMEOUT)
     if not status:
         if flags:
-            status = "forged result records: the cells after them score 0"
+            status = status_text(Status.FORGED, "the cells after them score 0")
         else:
-            status = "graded" if ended and expected == n_cells else "kernel died"
+            status = str(Status.GRADED if ended and expected == n_cells else Status.KERNEL_DIED)
     return status, records, flags
 
 
 def _run_insecure(payload: bytes, timeout: float, threads: int, files: Path | None) -> sandbox.Result:
     """The same runner without bubblewrap (`--insecure`, and the lab-quality check where bwrap is missing)."""
-    work = Path(tempfile.mkdtemp(prefix="handin-"))
+    work = Path(tempfile.mkdtemp(prefix=f"{sandbox.INSECURE_PREFIX}{os.getpid()}-"))
     env = {**os.environ, "PYTHONPATH": str(settings.ROOT), "MPLBACKEND": "Agg", "TQDM_DISABLE": "1",
            "OMP_NUM_THREADS": str(threads), "PYTHONDONTWRITEBYTECODE": "1", "COURSE_FILES": str(files or "")}
     try:

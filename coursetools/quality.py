@@ -105,7 +105,7 @@ class QualityReport:
 # ---- jobs (module-level so a spawned worker can run them) ----
 
 def _solution_job(lab: str, params: dict, threads: int):
-    from autograder.mutants import evaluate_solution
+    from coursetools.mutants import evaluate_solution
     return evaluate_solution(lab, params, threads)
 
 
@@ -114,8 +114,8 @@ def _grading_job(lab: str, params: dict, threads: int) -> GradingRun:
 
     from autograder import grade
     from autograder import notebooks as nbs
-    from autograder.execute import kernel_env
-    from autograder.release import out_of_sync
+    from coursetools.execute import kernel_env
+    from coursetools.release import out_of_sync
 
     os.environ.update(kernel_env(threads))
     t0 = time.perf_counter()
@@ -139,7 +139,7 @@ def _grading_job(lab: str, params: dict, threads: int) -> GradingRun:
 
 def _course_job(path: str, params: dict, threads: int) -> CourseRun:
     from autograder import notebooks as nbs
-    from autograder.execute import run_papermill
+    from coursetools.execute import run_papermill
 
     out = settings.EXECUTED / "course" / Path(path).name
     run = CourseRun(path)

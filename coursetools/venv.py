@@ -1,6 +1,6 @@
 """Build the course's virtual environment (standard library only: it runs before one exists).
 
-    python3 -m autograder.venv --venv .venv [--torch 2.14.1] [--root .]
+    python3 -m coursetools.venv --venv .venv [--torch 2.14.1] [--root .]
 
 Creates the venv once, and again (from clean) when requirements.txt, the torch
 override or this file change: a stamp inside the venv holds their hash. Then it

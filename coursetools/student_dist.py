@@ -108,7 +108,7 @@ def leaks(dest: Path) -> list[str]:
     code = {p: "\n".join(_code_lines(t)) for p, t in texts.items()}
     for p, text in texts.items():
         rel = p.relative_to(dest)
-        for marker in ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "solutions/", "autograder/mutants"):
+        for marker in ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "solutions/", "tests/fixtures/mutants"):
             if marker in text:
                 found.append(f"{rel}: contains {marker!r}")
     for lab in settings.labs():

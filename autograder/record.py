@@ -1,0 +1,64 @@
+"""Stage "record": nbgrader's gradebook gets the judged runs.
+
+`python -m autograder.record <course> <lab> <due> <student_id>...` runs nbgrader's autograde for
+these hand-ins, in one process (nbgrader's command line would start once per student). Where
+nbgrader's own `Execute` would run the student's notebook in the grader's process,
+`PrecomputedExecute` hands it the notebook the sandboxed run produced and the judge marked
+(`run.py`, `judge.py`): the instructor's cells around the student's answers, with sanitised
+outputs, and an error on every test the judge failed. nbgrader then scores it and writes the
+gradebook, so formgrader and `nbgrader export` keep working.
+
+Runs in the trusted parent after the sandboxed runs; nbgrader reads each run's
+notebook through `PrecomputedExecute`, scores it and writes the gradebook, one
+hand-in at a time. Prints one JSON line per student: {"student_id", "ok", "log"}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+
+class PrecomputedExecute(NbGraderPreprocessor):
+    runs_dir = Unicode("", help="folder of <student_id>.json runs written by the parallel stage").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        student = resources.get("nbgrader", {}).get("student", "unknown")
+        path = Path(self.runs_dir) / f"{student}.json"
+        if not path.exists():
+            raise RuntimeError(f"no sandboxed run recorded for {student} in {self.runs_dir}")
+        data = json.loads(path.read_text())
+        executed = nbformat.reads(data["notebook"], as_version=4)
+        return executed, resources
+
+
+
+def main(argv: list[str]) -> int:
+    course, lab, due, students = argv[0], argv[1], argv[2], argv[3:]
+    os.chdir(course)
+    from nbgrader.api import Gradebook
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=course).load_config()
+    coursedir = CourseDirectory(config=config)
+    with Gradebook(coursedir.db_url) as gb:
+        gb.update_or_create_assignment(lab, duedate=datetime.fromisoformat(due).replace(tzinfo=None) if due else None)
+    api = NbGraderAPI(coursedir=coursedir, config=config)
+    for sid in students:
+        result = api.autograde(lab, sid, force=True, create=True)
+        print(json.dumps({"student_id": sid, "ok": bool(result.get("success")),
+                          "log": (result.get("error") or "")[-2000:]}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

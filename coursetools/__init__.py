@@ -1,0 +1,8 @@
+"""The course's tooling that is not grading: lint (notebooks follow the lab contract),
+release (student notebooks from solutions/), execute (papermill, one kernel), mutants
+(wrong answers must lose points), quality (the per-lab table), demo (the demo class and the
+exploit corpus as hand-ins), student_dist (the learners' tree), bench (make bench-grade),
+venv (the environment).
+
+`venv` must import nothing outside the standard library: it runs before the environment exists.
+"""
