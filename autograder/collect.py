@@ -16,7 +16,6 @@ import csv
 import hashlib
 import json
 import re
-import shutil
 import stat
 import tomllib
 import zipfile
@@ -38,6 +37,7 @@ class Policy:
     penalty_per_day: float = 0.0
     max_penalty: float = 0.0
     grace_minutes: float = 0.0
+    timezone: str = "UTC"  # for times written without a zone (an IANA name)
     zip_regex: str = r"^(?P<student_id>[A-Za-z0-9.@-]+)_"
     max_file_bytes: int = 20_000_000
     max_total_bytes: int = 500_000_000
@@ -60,19 +60,58 @@ def load_policy(path: Path = POLICY_FILE) -> Policy:
     data = tomllib.loads(path.read_text())
     late, z = data.get("late", {}), data.get("zip", {})
     roster = data.get("roster")
+    zone = str(data.get("timezone", "UTC"))
+    due = {}
+    for lab, text in data.get("due", {}).items():
+        try:
+            due[lab] = parse_time(str(text), zone)
+        except ValueError as e:
+            raise ValueError(f"{path}: the due date of {lab} ({text!r}) is not a time: {e}") from None
     return Policy(
-        roster=(path.parent / roster) if roster else None,
-        due={lab: parse_time(s) for lab, s in data.get("due", {}).items()},
+        roster=(path.parent / roster) if roster else None, due=due, timezone=zone,
         penalty_per_day=float(late.get("penalty_per_day", 0.0)), max_penalty=float(late.get("max_penalty", 0.0)),
         grace_minutes=float(late.get("grace_minutes", 0.0)),
         zip_regex=z.get("filename_regex", Policy.zip_regex), max_file_bytes=int(z.get("max_file_bytes", 20_000_000)),
         max_total_bytes=int(z.get("max_total_bytes", 500_000_000)))
 
 
-def parse_time(text: str) -> datetime:
-    """ISO 8601 (nbgrader's timestamp.txt uses a space instead of the T); no offset means UTC."""
-    t = datetime.fromisoformat(text.strip().replace(" UTC", "").replace("Z", "+00:00"))
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
+# Zone abbreviations LMSs and nbgrader write; each maps to the zone it names, so DST is right.
+ZONE_ABBREVIATIONS = {"UTC": "UTC", "GMT": "UTC", "Z": "UTC", "PST": "America/Los_Angeles",
+                      "PDT": "America/Los_Angeles", "MST": "America/Denver", "MDT": "America/Denver",
+                      "CST": "America/Chicago", "CDT": "America/Chicago", "EST": "America/New_York",
+                      "EDT": "America/New_York", "BST": "Europe/London", "CET": "Europe/Paris",
+                      "CEST": "Europe/Paris"}
+
+
+def parse_time(text: str, zone: str = "UTC") -> datetime:
+    """A time as courses write it: ISO 8601 with an offset or `Z`, nbgrader's timestamp.txt
+    (`2026-09-21 23:59:00.123456 UTC`), a zone abbreviation (`PDT`), an IANA name after the time
+    (`2026-09-21 16:59 America/Los_Angeles`), or no zone at all (then `zone`, grading.toml's
+    `timezone`). Always aware; ValueError for text that is not a time."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from dateutil import parser
+
+    text = text.strip()
+    words = text.split()
+    tz = None
+    if len(words) > 1 and "/" in words[-1]:
+        try:
+            tz, text = ZoneInfo(words[-1]), " ".join(words[:-1])
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {words[-1]!r}") from None
+    elif words and words[-1].upper() in ZONE_ABBREVIATIONS:
+        tz, text = ZoneInfo(ZONE_ABBREVIATIONS[words[-1].upper()]), " ".join(words[:-1])
+    try:
+        t = parser.isoparse(text)
+    except ValueError:
+        try:
+            t = parser.parse(text)
+        except (ValueError, OverflowError) as e:
+            raise ValueError(f"not a time: {text[:40]!r}") from e
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=tz or ZoneInfo(zone))
+    return t.astimezone(UTC)
 
 
 @dataclass
@@ -101,14 +140,15 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
             roster_path: Path | None = None) -> tuple[dict[str, Handin], dict[str, dict] | None]:
     """{student_id: Handin} staged under `staging/<student_id>/<lab>.ipynb`, and the roster used."""
     if staging.exists():
-        shutil.rmtree(staging)
+        from autograder.sandbox import remove_tree
+        remove_tree(staging)  # a folder tree too deep for shutil.rmtree must not stop the class
     staging.mkdir(parents=True)
     if submissions.is_file() and zipfile.is_zipfile(submissions):
         found = _from_zip(submissions, lab, staging / "_zip", policy)
         roster_path = roster_path or (staging / "_zip" / "students.csv" if (staging / "_zip" / "students.csv").exists()
                                       else None)
     elif submissions.is_dir():
-        found = _from_folder(submissions, lab)
+        found = _from_folder(submissions, lab, policy.timezone)
         roster_path = roster_path or (submissions / "students.csv" if (submissions / "students.csv").exists() else None)
     else:
         raise FileNotFoundError(f"SUBMISSIONS={submissions}: expected a folder of <student_id>/{lab}.ipynb "
@@ -120,7 +160,9 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
         chosen = candidates[-1]
         if len(candidates) > 1:
             chosen.notes.append(f"{len(candidates)} hand-ins from this student: graded the latest, {chosen.origin}")
-        if not SAFE_ID.match(sid):
+        if chosen.status != "ok":
+            pass  # refused or unreadable already, and says why
+        elif not SAFE_ID.match(sid):
             chosen.status, chosen.path = "refused: the student id has characters a file name cannot carry", None
         elif roster is not None and sid not in roster:
             chosen.status = "unknown student: not on the roster (not graded)"
@@ -133,23 +175,44 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
     return handins, roster
 
 
-def _from_folder(folder: Path, lab: str) -> dict[str, list[Handin]]:
+RESERVED = {"_zip", "students.csv", "timestamp.txt", "staged", "runs"}  # names the grader's own files use
+
+
+def _from_folder(folder: Path, lab: str, zone: str = "UTC") -> dict[str, list[Handin]]:
+    """One folder per student. A folder that cannot be read, a reserved name, an unreadable time: each a
+    status or a note on that student, never an exception."""
     found: dict[str, list[Handin]] = {}
     for student_dir in sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()):
         sid = student_dir.name
-        if (student_dir / lab).is_dir() and not (student_dir / lab).is_symlink():
-            student_dir = student_dir / lab  # nbgrader's own layout: submitted/<student_id>/<lab>/<lab>.ipynb
-        files = sorted(p for p in student_dir.glob("*.ipynb") if p.name.startswith(lab))
+        if sid in RESERVED or sid.startswith((".", "_")):
+            found.setdefault(sid, []).append(Handin(sid, None, status="refused: the folder name is reserved by "
+                                                    "the grader", origin=str(student_dir)))
+            continue
+        try:
+            if (student_dir / lab).is_dir() and not (student_dir / lab).is_symlink():
+                student_dir = student_dir / lab  # nbgrader's own layout: submitted/<student_id>/<lab>/<lab>.ipynb
+            files = sorted(p for p in student_dir.glob("*.ipynb") if p.name.startswith(lab))
+        except OSError as e:
+            found.setdefault(sid, []).append(Handin(sid, None, status=f"malformed: the folder cannot be read "
+                                                    f"({e.strerror})", origin=str(student_dir)))
+            continue
         stamp = student_dir / "timestamp.txt"
-        submitted = None
-        if stamp.is_file() and not stamp.is_symlink():
-            try:
-                submitted = parse_time(stamp.read_text()[:100])
-            except ValueError:
-                pass
+        submitted, problem = None, ""
+        try:
+            if stamp.is_file() and not stamp.is_symlink():
+                text = stamp.read_text(errors="replace")[:100]
+                try:
+                    submitted = parse_time(text, zone)
+                except ValueError:
+                    problem = f"review: unreadable submission time in timestamp.txt ({text.strip()[:40]!r}): " \
+                        "no late penalty was applied"
+        except OSError as e:
+            problem = f"review: timestamp.txt cannot be read ({e.strerror}): no late penalty was applied"
         for path in files:  # several in one folder share a time stamp: the highest attempt number wins
             m = re.search(r"(\d+)\)?$", path.stem[len(lab):])
             h = Handin(sid, path, submitted, origin=str(path), attempt=int(m.group(1)) if m else 1)
+            if problem:
+                h.notes.append(problem)
             if path.is_symlink():
                 h.status = "refused: the hand-in is a symbolic link"
             found.setdefault(sid, []).append(h)
@@ -175,8 +238,14 @@ def _from_zip(archive: Path, lab: str, dest: Path, policy: Policy) -> dict[str, 
                 continue
             m = regex.search(base)
             sid = m.group("student_id") if m else base.removesuffix(".ipynb")
-            when = datetime(*info.date_time, tzinfo=UTC)
+            try:
+                when = datetime(*info.date_time, tzinfo=UTC)
+            except (ValueError, TypeError):
+                when = None
             h = Handin(sid, None, when, origin=f"{archive.name}:{name}")
+            if when is None:
+                h.notes.append(f"review: the zip entry has no valid date {info.date_time}: no late penalty was "
+                               "applied")
             mode = info.external_attr >> 16
             if name.startswith("/") or ".." in Path(name).parts or "\\" in name:
                 h.status = f"refused: unsafe path in the zip ({name!r})"
