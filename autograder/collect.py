@@ -8,6 +8,13 @@ bomb-like entries are refused; files that are not UTF-8, not JSON or not a
 notebook, and hand-ins from students who are not on the roster, get a status and
 are never run. Two hand-ins from one student: the latest counts, and the status
 says so.
+
+No hand-in makes `collect` raise: a folder or file that cannot be read, a name the
+grader reserves or that is not UTF-8, a zip entry that will not unpack or has no
+date, each gets a status or a note and the rest of the class is collected. Only a
+SUBMISSIONS or roster that cannot be read at all raises, as FileNotFoundError. A
+`timestamp.txt` that cannot be read does not skip the late penalty silently: the
+hand-in is graded and `Handin.time_problem` says why its time is unknown.
 """
 
 from __future__ import annotations
@@ -15,17 +22,23 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import math
+import os
 import re
 import stat
+import time
 import tomllib
 import zipfile
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import nbformat
+from dateutil import parser as dateparser
 
 from autograder import settings
+from autograder.sandbox import remove_tree
 
 POLICY_FILE = settings.ROOT / "grading.toml"
 
@@ -37,7 +50,7 @@ class Policy:
     penalty_per_day: float = 0.0
     max_penalty: float = 0.0
     grace_minutes: float = 0.0
-    timezone: str = "UTC"  # for times written without a zone (an IANA name)
+    timezone: str = "UTC"  # IANA name: the zone of a time written without one (and of zip entries' times)
     zip_regex: str = r"^(?P<student_id>[A-Za-z0-9.@-]+)_"
     max_file_bytes: int = 20_000_000
     max_total_bytes: int = 500_000_000
@@ -55,63 +68,87 @@ class Policy:
 
 
 def load_policy(path: Path = POLICY_FILE) -> Policy:
+    """grading.toml as a Policy. The instructor's own file: a time zone, due date or zip regex it cannot use is a
+    ValueError that names it."""
     if not path.exists():
         return Policy()
     data = tomllib.loads(path.read_text())
     late, z = data.get("late", {}), data.get("zip", {})
     roster = data.get("roster")
     zone = str(data.get("timezone", "UTC"))
+    try:
+        _zone(zone)
+    except ValueError as e:
+        raise ValueError(f"{path}: timezone = {zone!r} is not an IANA time zone name") from e
     due = {}
-    for lab, text in data.get("due", {}).items():
+    for lab, value in data.get("due", {}).items():
         try:
-            due[lab] = parse_time(str(text), zone)
+            due[lab] = parse_time(str(value), zone)  # TOML may hold a datetime itself: its str() parses back
         except ValueError as e:
-            raise ValueError(f"{path}: the due date of {lab} ({text!r}) is not a time: {e}") from None
+            raise ValueError(f"{path}: [due] due date of {lab} is not a time: {value!r} ({e})") from e
+    zip_regex = z.get("filename_regex", Policy.zip_regex)
+    try:
+        if "student_id" not in re.compile(zip_regex).groupindex:
+            raise ValueError("it has no (?P<student_id>...) group")
+    except (re.error, ValueError) as e:
+        raise ValueError(f"{path}: [zip] filename_regex = {zip_regex!r}: {e}") from e
     return Policy(
-        roster=(path.parent / roster) if roster else None, due=due, timezone=zone,
+        roster=(path.parent / roster) if roster else None, due=due,
         penalty_per_day=float(late.get("penalty_per_day", 0.0)), max_penalty=float(late.get("max_penalty", 0.0)),
-        grace_minutes=float(late.get("grace_minutes", 0.0)),
-        zip_regex=z.get("filename_regex", Policy.zip_regex), max_file_bytes=int(z.get("max_file_bytes", 20_000_000)),
+        grace_minutes=float(late.get("grace_minutes", 0.0)), timezone=zone,
+        zip_regex=zip_regex, max_file_bytes=int(z.get("max_file_bytes", 20_000_000)),
         max_total_bytes=int(z.get("max_total_bytes", 500_000_000)))
 
 
-# Zone abbreviations LMSs and nbgrader write; each maps to the zone it names, so DST is right.
-ZONE_ABBREVIATIONS = {"UTC": "UTC", "GMT": "UTC", "Z": "UTC", "PST": "America/Los_Angeles",
-                      "PDT": "America/Los_Angeles", "MST": "America/Denver", "MDT": "America/Denver",
-                      "CST": "America/Chicago", "CDT": "America/Chicago", "EST": "America/New_York",
-                      "EDT": "America/New_York", "BST": "Europe/London", "CET": "Europe/Paris",
-                      "CEST": "Europe/Paris"}
+# The zone each abbreviation names, not a fixed offset: the zone's rules settle the offset for the date, so a
+# sloppy "PST" in July is still Pacific time, and dateutil picks the repeated hour's side the abbreviation names.
+ZONE_ABBREVIATIONS = {
+    "PDT": "America/Los_Angeles", "PST": "America/Los_Angeles", "EDT": "America/New_York",
+    "EST": "America/New_York", "CDT": "America/Chicago", "CST": "America/Chicago", "MDT": "America/Denver",
+    "MST": "America/Phoenix",  # Arizona keeps MST all year: a summer "MST" comes from there, not from Denver
+    "BST": "Europe/London", "CET": "Europe/Paris", "CEST": "Europe/Paris", "UTC": "UTC", "GMT": "UTC",
+}
 
 
 def parse_time(text: str, zone: str = "UTC") -> datetime:
-    """A time as courses write it: ISO 8601 with an offset or `Z`, nbgrader's timestamp.txt
-    (`2026-09-21 23:59:00.123456 UTC`), a zone abbreviation (`PDT`), an IANA name after the time
-    (`2026-09-21 16:59 America/Los_Angeles`), or no zone at all (then `zone`, grading.toml's
-    `timezone`). Always aware; ValueError for text that is not a time."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    from dateutil import parser
-
+    """A time in any form a course produces, as an aware datetime in UTC: ISO 8601 with an offset or `Z`,
+    nbgrader's timestamp.txt ("2026-09-21 23:59:00.123456 UTC"), a zone abbreviation (PDT, CET, ...) or an IANA
+    name ("2026-09-21 16:59 America/Los_Angeles") after it. Without a zone it is in `zone`, an IANA name.
+    ValueError for text that is not a whole date and time."""
     text = text.strip()
-    words = text.split()
-    tz = None
-    if len(words) > 1 and "/" in words[-1]:
-        try:
-            tz, text = ZoneInfo(words[-1]), " ".join(words[:-1])
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown time zone {words[-1]!r}") from None
-    elif words and words[-1].upper() in ZONE_ABBREVIATIONS:
-        tz, text = ZoneInfo(ZONE_ABBREVIATIONS[words[-1].upper()]), " ".join(words[:-1])
+    iana = re.fullmatch(r"(.+?)\s+([A-Za-z][\w+-]*(?:/[\w+-]+)+)", text)
+    if iana:
+        text = iana.group(1)
+    tz = _zone(iana.group(2) if iana else zone)
+    text = re.sub(r"\b(?:UTC|GMT)\s*(?=[+-]\d)", "", text)  # "UTC+2" is +02:00 to people, -02:00 to dateutil
     try:
-        t = parser.isoparse(text)
-    except ValueError:
-        try:
-            t = parser.parse(text)
-        except (ValueError, OverflowError) as e:
-            raise ValueError(f"not a time: {text[:40]!r}") from e
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=tz or ZoneInfo(zone))
-    return t.astimezone(UTC)
+        # Parsed with two defaults: a field that differs between them was not in the text ("12", "Sep 21").
+        first, second = (dateparser.parse(text, default=d, tzinfos=_tzinfo)
+                         for d in (datetime(2000, 1, 1), datetime(2001, 2, 2)))
+        if first != second:
+            raise ValueError("no full date")
+        if first.tzinfo is not None and iana:
+            raise ValueError("two time zones")
+        return (first if first.tzinfo else first.replace(tzinfo=tz)).astimezone(UTC)
+    except (ValueError, OverflowError) as e:
+        raise ValueError(f"not a time: {text[:80]!r} ({e})") from e
+
+
+def _tzinfo(name: str | None, offset: int | None) -> timezone | ZoneInfo | None:
+    """dateutil's tzinfos: an abbreviation above or a bare offset; any other name is an error, not UTC (dateutil
+    would leave the time naive, or take the name for this machine's own zone)."""
+    if name is None:
+        return None if offset is None else timezone(timedelta(seconds=offset))
+    if name not in ZONE_ABBREVIATIONS:
+        raise ValueError(f"unknown time zone {name!r}")
+    return ZoneInfo(ZONE_ABBREVIATIONS[name])
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ValueError, KeyError, OSError) as e:  # not a key, no such zone, a folder of zones ("America")
+        raise ValueError(f"unknown time zone {name!r}") from e
 
 
 @dataclass
@@ -124,35 +161,43 @@ class Handin:
     sha256: str = ""
     origin: str = ""  # where it came from (folder path or zip entry), for the audit log
     attempt: int = 1  # "lab01-strides (2).ipynb" or "lab01-strides-2.ipynb": the 2nd hand-in in one folder
+    time_problem: str = ""  # why a submission time that was given cannot be read: the late penalty is unchecked
 
 
 def read_roster(path: Path | None) -> dict[str, dict] | None:
-    if path is None or not path.exists():
+    if path is None or not path.is_file():
         return None
-    with path.open(newline="") as f:
-        return {row["id"].strip(): row for row in csv.DictReader(f) if row.get("id", "").strip()}
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:  # -sig: a spreadsheet's byte-order mark
+            return {(row.get("id") or "").strip(): row for row in csv.DictReader(f) if (row.get("id") or "").strip()}
+    except (OSError, ValueError, csv.Error) as e:  # grading without the roster would grade strangers
+        raise FileNotFoundError(f"roster {path}: cannot read it ({e})") from e
 
 
-SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+MAX_CELLS = 2000
 
 
 def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
             roster_path: Path | None = None) -> tuple[dict[str, Handin], dict[str, dict] | None]:
     """{student_id: Handin} staged under `staging/<student_id>/<lab>.ipynb`, and the roster used."""
-    if staging.exists():
-        from autograder.sandbox import remove_tree
-        remove_tree(staging)  # a folder tree too deep for shutil.rmtree must not stop the class
+    _clear(staging)
     staging.mkdir(parents=True)
-    if submissions.is_file() and zipfile.is_zipfile(submissions):
-        found = _from_zip(submissions, lab, staging / "_zip", policy)
-        roster_path = roster_path or (staging / "_zip" / "students.csv" if (staging / "_zip" / "students.csv").exists()
-                                      else None)
-    elif submissions.is_dir():
-        found = _from_folder(submissions, lab, policy.timezone)
-        roster_path = roster_path or (submissions / "students.csv" if (submissions / "students.csv").exists() else None)
-    else:
-        raise FileNotFoundError(f"SUBMISSIONS={submissions}: expected a folder of <student_id>/{lab}.ipynb "
-                                "or an LMS .zip download")
+    try:
+        if submissions.is_file() and zipfile.is_zipfile(submissions):
+            found = _from_zip(submissions, lab, staging / "_zip", policy)
+            own_roster = staging / "_zip" / "students.csv"
+        elif submissions.is_dir():
+            found = _from_folder(submissions, lab, policy.timezone)
+            own_roster = submissions / "students.csv"
+        else:
+            raise FileNotFoundError(f"SUBMISSIONS={submissions}: expected a folder of <student_id>/{lab}.ipynb "
+                                    "or an LMS .zip download")
+        roster_path = roster_path or (own_roster if own_roster.is_file() else None)
+    except FileNotFoundError:
+        raise
+    except OSError as e:  # SUBMISSIONS itself cannot be listed: there is no hand-in to give a status to
+        raise FileNotFoundError(f"SUBMISSIONS={submissions}: cannot read it ({_why(e)})") from e
     roster = read_roster(roster_path or policy.roster)
     handins: dict[str, Handin] = {}
     for sid, candidates in sorted(found.items()):
@@ -160,9 +205,10 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
         chosen = candidates[-1]
         if len(candidates) > 1:
             chosen.notes.append(f"{len(candidates)} hand-ins from this student: graded the latest, {chosen.origin}")
-        if chosen.status != "ok":
-            pass  # refused or unreadable already, and says why
-        elif not SAFE_ID.match(sid):
+        if sid.startswith((".", "_")) or sid.lower() in ("students.csv", "timestamp.txt"):
+            # staging/_zip, the roster and the time stamp are the grader's own files
+            chosen.status, chosen.path = "refused: the folder name is reserved by the grader", None
+        elif not SAFE_ID.fullmatch(sid):
             chosen.status, chosen.path = "refused: the student id has characters a file name cannot carry", None
         elif roster is not None and sid not in roster:
             chosen.status = "unknown student: not on the roster (not graded)"
@@ -175,80 +221,120 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
     return handins, roster
 
 
-RESERVED = {"_zip", "students.csv", "timestamp.txt", "staged", "runs"}  # names the grader's own files use
+def _clear(staging: Path) -> None:
+    """Remove an earlier run's staging folder, however deep its tree. What even `rm -rf` leaves is moved aside,
+    so nothing stale is read as this run's."""
+    if not os.path.lexists(staging):
+        return
+    remove_tree(staging)
+    if os.path.lexists(staging):
+        staging.rename(staging.with_name(f"{staging.name}.stale-{time.time_ns()}"))
 
 
-def _from_folder(folder: Path, lab: str, zone: str = "UTC") -> dict[str, list[Handin]]:
-    """One folder per student. A folder that cannot be read, a reserved name, an unreadable time: each a
-    status or a note on that student, never an exception."""
+def _from_folder(folder: Path, lab: str, zone: str) -> dict[str, list[Handin]]:
     found: dict[str, list[Handin]] = {}
-    for student_dir in sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()):
-        sid = student_dir.name
-        if sid in RESERVED or sid.startswith((".", "_")):
-            found.setdefault(sid, []).append(Handin(sid, None, status="refused: the folder name is reserved by "
-                                                    "the grader", origin=str(student_dir)))
-            continue
+    for entry in _entries(folder):
+        sid = _printable(entry.name)
         try:
-            if (student_dir / lab).is_dir() and not (student_dir / lab).is_symlink():
-                student_dir = student_dir / lab  # nbgrader's own layout: submitted/<student_id>/<lab>/<lab>.ipynb
-            files = sorted(p for p in student_dir.glob("*.ipynb") if p.name.startswith(lab))
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            handins = _from_student_folder(Path(entry.path), sid, lab, zone)
         except OSError as e:
-            found.setdefault(sid, []).append(Handin(sid, None, status=f"malformed: the folder cannot be read "
-                                                    f"({e.strerror})", origin=str(student_dir)))
-            continue
-        stamp = student_dir / "timestamp.txt"
-        submitted, problem = None, ""
-        try:
-            if stamp.is_file() and not stamp.is_symlink():
-                text = stamp.read_text(errors="replace")[:100]
-                try:
-                    submitted = parse_time(text, zone)
-                except ValueError:
-                    problem = f"review: unreadable submission time in timestamp.txt ({text.strip()[:40]!r}): " \
-                        "no late penalty was applied"
-        except OSError as e:
-            problem = f"review: timestamp.txt cannot be read ({e.strerror}): no late penalty was applied"
-        for path in files:  # several in one folder share a time stamp: the highest attempt number wins
-            m = re.search(r"(\d+)\)?$", path.stem[len(lab):])
-            h = Handin(sid, path, submitted, origin=str(path), attempt=int(m.group(1)) if m else 1)
-            if problem:
-                h.notes.append(problem)
-            if path.is_symlink():
-                h.status = "refused: the hand-in is a symbolic link"
-            found.setdefault(sid, []).append(h)
+            handins = [Handin(sid, None, status=f"malformed: cannot read the folder ({_why(e)})",
+                              origin=_printable(entry.path))]
+        if handins:
+            found.setdefault(sid, []).extend(handins)
     return found
+
+
+def _from_student_folder(student_dir: Path, sid: str, lab: str, zone: str) -> list[Handin]:
+    """The hand-ins in one student's folder; OSError when it cannot be listed. Never looks deeper than the
+    folder itself (or `<lab>/` inside it), however deep its tree."""
+    entries = _entries(student_dir)
+    nested = next((e for e in entries if e.name == lab and e.is_dir(follow_symlinks=False)), None)
+    if nested:  # nbgrader's own layout: submitted/<student_id>/<lab>/<lab>.ipynb
+        entries = _entries(Path(nested.path))
+    submitted, problem = None, ""
+    stamp = next((e for e in entries if e.name == "timestamp.txt"), None)
+    if stamp:
+        try:
+            text = _read_regular(Path(stamp.path), 100).decode("utf-8", "replace")
+            submitted = parse_time(text, zone)
+        except OSError as e:
+            problem = f"unreadable submission time in timestamp.txt: cannot read it ({_why(e)})"
+        except ValueError:
+            problem = f"unreadable submission time in timestamp.txt: {text.strip()[:40]!r}"
+    notes = [f"review: {problem}"] if problem else []  # a "review: " note puts it on grade.py's review list
+    handins = []
+    for e in entries:  # several in one folder share a time stamp: the highest attempt number wins
+        if not (e.name.startswith(lab) and e.name.endswith(".ipynb")):
+            continue
+        m = re.search(r"(\d+)\)?$", e.name[len(lab):-len(".ipynb")])
+        h = Handin(sid, Path(e.path), submitted, origin=_printable(e.path), attempt=int(m.group(1)) if m else 1,
+                   time_problem=problem, notes=list(notes))
+        if e.is_symlink():
+            h.status = "refused: the hand-in is a symbolic link"
+        handins.append(h)
+    return handins
+
+
+def _entries(folder: Path) -> list[os.DirEntry]:
+    """One folder's entries by name, not recursing; OSError when it cannot be listed (pathlib's glob would
+    swallow that and report no hand-in)."""
+    with os.scandir(folder) as it:
+        return sorted(it, key=lambda e: e.name)
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of a regular file; OSError for a link or anything else (a FIFO would block forever)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        return f.read(limit)
+
+
+def _printable(name: str) -> str:
+    """A file or zip entry name as text any log or CSV can hold: control characters and the bytes that were not
+    UTF-8 (surrogates) escaped. SAFE_ID refuses such an id."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in name)
+
+
+def _why(e: BaseException) -> str:
+    return getattr(e, "strerror", None) or str(e) or type(e).__name__
 
 
 def _from_zip(archive: Path, lab: str, dest: Path, policy: Policy) -> dict[str, list[Handin]]:
     """Extract only what is safe: no paths outside dest, no links, bounded sizes (read, not trusted)."""
     dest.mkdir(parents=True)
     regex = re.compile(policy.zip_regex)
+    zone = _zone(policy.timezone)
     found: dict[str, list[Handin]] = {}
     total = 0
-    with zipfile.ZipFile(archive) as zf:
+    try:
+        zf = zipfile.ZipFile(archive)
+    except Exception as e:  # noqa: BLE001 - a damaged central directory fails in many ways
+        raise FileNotFoundError(f"SUBMISSIONS={archive}: not a zip that can be read ({e})") from e
+    with zf:
         for info in zf.infolist():
             name = info.filename
             base = name.rsplit("/", 1)[-1]
             if info.is_dir():
                 continue
             if base == "students.csv" and "/" not in name.strip("/"):
-                _extract_bounded(zf, info, dest / "students.csv", 5_000_000)
+                _unpack(zf, info, dest / "students.csv", 5_000_000)  # one that will not unpack: no roster from here
                 continue
             if not base.endswith(".ipynb"):
                 continue
             m = regex.search(base)
-            sid = m.group("student_id") if m else base.removesuffix(".ipynb")
-            try:
-                when = datetime(*info.date_time, tzinfo=UTC)
-            except (ValueError, TypeError):
-                when = None
-            h = Handin(sid, None, when, origin=f"{archive.name}:{name}")
+            sid = _printable((m and m.group("student_id")) or base.removesuffix(".ipynb"))
+            when = _zip_time(info, zone)
+            h = Handin(sid, None, when, origin=_printable(f"{archive.name}:{name}"))
             if when is None:
-                h.notes.append(f"review: the zip entry has no valid date {info.date_time}: no late penalty was "
-                               "applied")
+                h.notes.append(f"zip entry has no valid date {info.date_time}")
             mode = info.external_attr >> 16
             if name.startswith("/") or ".." in Path(name).parts or "\\" in name:
-                h.status = f"refused: unsafe path in the zip ({name!r})"
+                h.status = f"refused: unsafe path in the zip ({_printable(name)!r})"
             elif stat.S_ISLNK(mode):
                 h.status = "refused: the zip entry is a symbolic link"
             elif lab not in base:
@@ -259,13 +345,35 @@ def _from_zip(archive: Path, lab: str, dest: Path, policy: Policy) -> dict[str, 
                     h.status = "refused: the zip expands past the size limit (zip bomb?)"
                 else:
                     out = dest / f"{len(found)}-{len(found.get(sid, []))}.ipynb"
-                    size = _extract_bounded(zf, info, out, policy.max_file_bytes)
-                    if size is None:
+                    size = _unpack(zf, info, out, policy.max_file_bytes)
+                    if isinstance(size, str):
+                        h.status = f"malformed: the zip entry does not unpack ({size})"
+                    elif size is None:
                         h.status = f"malformed: larger than {policy.max_file_bytes // 1_000_000} MB when unpacked"
                     else:
                         h.path = out
             found.setdefault(sid, []).append(h)
     return found
+
+
+def _zip_time(info: zipfile.ZipInfo, zone: ZoneInfo) -> datetime | None:
+    """An entry's time; a zip holds local time without a zone: the course's. None for 1980-01-01 00:00 (what zip
+    tools write when they had no time) and for fields no date has (month 0, day 0, hour 25)."""
+    if info.date_time == (1980, 1, 1, 0, 0, 0):
+        return None
+    try:
+        return datetime(*info.date_time, tzinfo=zone).astimezone(UTC)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def _unpack(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limit: int) -> int | str | None:
+    """Bytes written; None past `limit`; why not when the entry does not unpack (nothing is left at `out`)."""
+    try:
+        return _extract_bounded(zf, info, out, limit)
+    except Exception as e:  # noqa: BLE001 - bad CRC, method, password, truncated stream: each its own type
+        out.unlink(missing_ok=True)
+        return (str(e).splitlines() or [type(e).__name__])[0][:100]
 
 
 def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limit: int) -> int | None:
@@ -281,15 +389,51 @@ def _extract_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, limi
     return size
 
 
+def metadata_problems(nb: dict) -> list[str]:
+    """What in a notebook's cells has a type nbgrader does not expect ("cell 3: metadata.nbgrader.points is not
+    a number"), or too many cells. Only the cells are looked at: whether it is a notebook is nbformat's to say."""
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return []
+    if len(cells) > MAX_CELLS:
+        return [f"{len(cells)} cells (at most {MAX_CELLS})"]
+    problems = []
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            problems.append(f"cell {i}: not an object")
+            continue
+        source = cell.get("source", "")
+        if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            problems.append(f"cell {i}: source is neither text nor a list of lines")
+        meta = cell.get("metadata", {})
+        if not isinstance(meta, dict):
+            problems.append(f"cell {i}: metadata is not an object")
+            continue
+        if "nbgrader" not in meta:
+            continue
+        nbg = meta["nbgrader"]
+        if not isinstance(nbg, dict):
+            problems.append(f"cell {i}: metadata.nbgrader is not an object")
+            continue
+        if "grade_id" in nbg and not isinstance(nbg["grade_id"], str):
+            problems.append(f"cell {i}: metadata.nbgrader.grade_id is not text")
+        points = nbg.get("points", 0)
+        if isinstance(points, bool) or not isinstance(points, int | float) or not math.isfinite(points):
+            problems.append(f"cell {i}: metadata.nbgrader.points is not a number")
+        problems += [f"cell {i}: metadata.nbgrader.{key} is not true or false"
+                     for key in ("grade", "solution", "locked") if key in nbg and not isinstance(nbg[key], bool)]
+    return problems
+
+
 def _stage(h: Handin, dest: Path, policy: Policy) -> Path | None:
     """Check the file is a readable notebook; copy it where the grader reads it. None if it is not."""
     if h.path is None:
         h.status = h.status if h.status != "ok" else "malformed: nothing to grade"
         return None
     try:
-        raw = h.path.read_bytes()[: policy.max_file_bytes + 1]
+        raw = _read_regular(h.path, policy.max_file_bytes + 1)
     except OSError as e:
-        h.status = f"malformed: cannot read the file ({e.strerror})"
+        h.status = f"malformed: cannot read the file ({_why(e)})"
         return None
     h.sha256 = hashlib.sha256(raw).hexdigest()
     if len(raw) > policy.max_file_bytes:
@@ -302,8 +446,12 @@ def _stage(h: Handin, dest: Path, policy: Policy) -> Path | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # RecursionError: arrays nested past Python's stack
         h.status = f"malformed: not JSON ({str(e)[:80]})"
+        return None
+    if problems := metadata_problems(data):
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        h.status = f"malformed: {problems[0]}{more}"
         return None
     try:
         nb = nbformat.from_dict(data)
@@ -312,10 +460,14 @@ def _stage(h: Handin, dest: Path, policy: Policy) -> Path | None:
         nb = nbformat.reads(text, as_version=4)
         nbformat.validate(nb)
     except Exception as e:  # noqa: BLE001 - any way it is not a notebook
-        h.status = f"malformed: not a Jupyter notebook ({str(e).splitlines()[0][:100]})"
+        h.status = f"malformed: not a Jupyter notebook ({(str(e).splitlines() or [type(e).__name__])[0][:100]})"
         return None
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(text, encoding="utf-8")
-    if h.submitted is not None:
-        (dest.parent / "timestamp.txt").write_text(h.submitted.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text, encoding="utf-8")
+        if h.submitted is not None:  # in UTC, as the text says: nbgrader reads this file
+            (dest.parent / "timestamp.txt").write_text(h.submitted.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    except OSError as e:
+        h.status = f"grader error: cannot stage the hand-in ({_why(e)})"
+        return None
     return dest
