@@ -85,7 +85,7 @@ def load_policy(path: Path = POLICY_FILE) -> Policy:
         try:
             due[lab] = parse_time(str(value), zone)  # TOML may hold a datetime itself: its str() parses back
         except ValueError as e:
-            raise ValueError(f"{path}: [due] due date of {lab} is not a time: {value!r} ({e})") from e
+            raise ValueError(f"{path}: [due] {lab}: {e}") from e
     zip_regex = z.get("filename_regex", Policy.zip_regex)
     try:
         if "student_id" not in re.compile(zip_regex).groupindex:
@@ -114,7 +114,7 @@ def parse_time(text: str, zone: str = "UTC") -> datetime:
     """A time in any form a course produces, as an aware datetime in UTC: ISO 8601 with an offset or `Z`,
     nbgrader's timestamp.txt ("2026-09-21 23:59:00.123456 UTC"), a zone abbreviation (PDT, CET, ...) or an IANA
     name ("2026-09-21 16:59 America/Los_Angeles") after it. Without a zone it is in `zone`, an IANA name.
-    ValueError for text that is not a whole date and time."""
+    ValueError for text that is not a time on a whole date (a date alone is its midnight)."""
     text = text.strip()
     iana = re.fullmatch(r"(.+?)\s+([A-Za-z][\w+-]*(?:/[\w+-]+)+)", text)
     if iana:
@@ -165,9 +165,11 @@ class Handin:
 
 
 def read_roster(path: Path | None) -> dict[str, dict] | None:
-    if path is None or not path.is_file():
+    if path is None:
         return None
     try:
+        if not path.is_file():
+            return None
         with path.open(newline="", encoding="utf-8-sig") as f:  # -sig: a spreadsheet's byte-order mark
             return {(row.get("id") or "").strip(): row for row in csv.DictReader(f) if (row.get("id") or "").strip()}
     except (OSError, ValueError, csv.Error) as e:  # grading without the roster would grade strangers
