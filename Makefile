@@ -14,6 +14,8 @@ LAB ?=
 SUBMISSIONS ?=
 OUT ?=
 ROSTER ?=
+# COURSE=<dir>: the nbgrader course (gradebook, submitted/, autograded/) make grade uses; default build/course
+COURSE ?=
 FORCE ?=
 PORT ?= 8888
 # `make lab` opens on the course's landing page, with JupyterLab's pop-ups a course does not need turned off
@@ -77,9 +79,9 @@ quality: setup ## the lab-quality table alone (solution full, blank 0, mutants c
 
 grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1]
 	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1] [ROSTER=<csv>]"; exit 2; }
-	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(INSECURE),--insecure)
+	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(COURSE),--course "$(COURSE)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(INSECURE),--insecure)
 
-bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial nbgrader vs make grade JOBS=<cores>, and the sandbox's cost
+bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial nbgrader vs make grade end to end (warm and cold sandbox)
 	$(PY) -m coursetools bench-grade --jobs $(JOBS)
 
 demo: setup ## write the demo class (a few generated hand-ins per lab) to build/demo/

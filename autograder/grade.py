@@ -173,7 +173,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     """{student_id: (HandinRun, resumed)}; each run is judged against the lab's reference and stored as it
     finishes. Raises reference.SelfCheckFailed before any hand-in runs if the reference does not pass."""
     from autograder import judge, reference
-    from autograder.run import HandinRun, failed_run, run_handin
+    from autograder.run import HandinRun, failed_run, run_handin, warm_sandbox
 
     source_path = course / "source" / lab / f"{lab}.ipynb"
     # The committed student notebook (labs/, kept equal to a fresh release by make test) is what the
@@ -184,8 +184,22 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     files = lab_files(lab, course)
     cores = sorted(os.sched_getaffinity(0))
     threads = max(1, len(cores) // max(1, jobs))
-    ref = reference.build(lab, source_path, release, sandboxed=sandboxed, files=files, threads=threads, jobs=jobs,
-                          cell_timeout=cell_timeout, notebook_timeout=notebook_timeout)
+
+    def cpus(slot: int) -> set[int] | None:  # slot n gets its own `threads` cores when there are enough
+        mine = cores[slot * threads:(slot + 1) * threads]
+        return set(mine) if jobs > 1 and len(mine) == threads else None
+    slots = list(range(max(1, jobs)))
+    # One warm sandbox per slot: torch is imported once per slot, and every run (the reference's and each
+    # hand-in's) is a fresh, isolated child of it (see sandbox.WarmSandbox). They start on first use.
+    warm = {s: warm_sandbox(s, notebook_timeout, threads=threads, files=files, cpus=cpus(s)) for s in slots} \
+        if sandboxed and settings.WARM_SANDBOX else {}
+    try:
+        ref = reference.build(lab, source_path, release, sandboxed=sandboxed, files=files, threads=threads,
+                              jobs=jobs, cell_timeout=cell_timeout, notebook_timeout=notebook_timeout, warm=warm)
+    except BaseException:
+        for w in warm.values():
+            w.close()
+        raise
     runs_dir = course / "runs" / lab
     runs_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, tuple[object, bool]] = {}
@@ -202,11 +216,6 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
             except (ValueError, KeyError, TypeError):
                 pass  # a damaged stored run is run again
         todo.append((sid, path, key))
-
-    def cpus(slot: int) -> set[int] | None:  # slot n gets its own `threads` cores when there are enough
-        mine = cores[slot * threads:(slot + 1) * threads]
-        return set(mine) if jobs > 1 and len(mine) == threads else None
-    slots = list(range(max(1, jobs)))
     lock = threading.Lock()
 
     def one(sid, path, key):
@@ -215,7 +224,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
         try:
             run = run_handin(source, release, nbs.read(path), sandboxed=sandboxed, slot=slot, threads=threads,
                              cell_timeout=cell_timeout, notebook_timeout=notebook_timeout, files=files,
-                             cpus=cpus(slot))
+                             cpus=cpus(slot), warm=warm.get(slot))
         except Exception as e:  # noqa: BLE001 - one hand-in the grader cannot handle must not stop the class
             run = failed_run(source, release, status(Status.GRADER_ERROR, f"{type(e).__name__}: {str(e)[:200]}"))
         finally:
@@ -249,6 +258,8 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     finally:
         if not scheduler:
             pool.shutdown(wait=True)
+        for w in warm.values():
+            w.close()
     if bar:
         bar.close()
     return results

@@ -176,9 +176,11 @@ def tampering(release: NotebookNode, handin: NotebookNode) -> list[str]:
 def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode, *, sandboxed: bool = True,
                slot: int = 0, cell_timeout: int = settings.CELL_TIMEOUT_S, notebook_timeout: float = 600.0,
                memory_bytes: int = 4 << 30, threads: int = 1, files: Path | None = None,
-               cpus: set[int] | None = None, seed: int = 0) -> HandinRun:
+               cpus: set[int] | None = None, seed: int = 0, warm: sandbox.WarmSandbox | None = None) -> HandinRun:
     """Run one hand-in in the sandbox; never raises for anything the hand-in does. The run's records are
-    kept on the result (`records`) for the judge; its notebook carries the sanitised outputs."""
+    kept on the result (`records`) for the judge; its notebook carries the sanitised outputs. With `warm`
+    (a `sandbox.WarmSandbox` made by `warm_sandbox`), the run is a fresh child of a sandbox that has
+    already imported torch; where this machine cannot isolate such a child, it runs cold."""
     cells, out, notes = assemble(source, release, handin)
     first = next((n for n, c in enumerate(cells) if c["kind"] == "answer"), len(cells))
     flags = screen.screen([c["source"] for c in cells if c["kind"] == "answer"],
@@ -192,7 +194,15 @@ def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode
            "seed": seed, "interface": interface(source), "max_observations": MAX_OBSERVATIONS,
            "cells": [{k: c[k] for k in ("kind", "label", "source", "hidden")} for c in cells]}
     payload = json.dumps(job).encode()
-    if sandboxed:
+    result = None
+    if sandboxed and warm is not None:
+        try:
+            result = warm.run(payload)
+        except sandbox.WarmUnavailable as e:
+            notes.append(f"ran in a cold sandbox: {e}")
+    if result is not None:
+        pass
+    elif sandboxed:
         limits = sandbox.Limits(memory_bytes=memory_bytes, wall_seconds=notebook_timeout)
         result = sandbox.run([sys.executable, f"{sandbox.COURSE}/runner.py"], limits, slot=slot,
                              extra_ro={str(RUNNER): f"{sandbox.COURSE}/runner.py"}, stdin=payload, cpus=cpus,
@@ -213,6 +223,15 @@ def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode
         nb_cell.outputs = sanitize_outputs(rec["outputs"])
         run.cell_seconds[cell["label"]] = rec["seconds"]
     return run
+
+
+def warm_sandbox(slot: int = 0, notebook_timeout: float = 600.0, memory_bytes: int = 4 << 30, threads: int = 1,
+                 files: Path | None = None, cpus: set[int] | None = None) -> sandbox.WarmSandbox:
+    """A warm sandbox for `run_handin(warm=...)`: one per parallel slot, closed when the class is done."""
+    return sandbox.WarmSandbox(f"{sandbox.COURSE}/runner.py", sandbox.Limits(memory_bytes=memory_bytes,
+                               wall_seconds=notebook_timeout), slot=slot,
+                               extra_ro={str(RUNNER): f"{sandbox.COURSE}/runner.py"}, cpus=cpus, files=files,
+                               threads=threads)
 
 
 def failed_run(source: NotebookNode, release: NotebookNode, status: str) -> HandinRun:

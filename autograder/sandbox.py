@@ -16,6 +16,7 @@ whole process group.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -156,8 +157,11 @@ class _MemoryCgroup:
             self.path = None
 
     def join(self) -> None:  # called in the child before exec
+        self.add(os.getpid())
+
+    def add(self, pid: int) -> None:
         if self.path is not None:
-            (self.path / "cgroup.procs").write_text(str(os.getpid()))
+            (self.path / "cgroup.procs").write_text(str(pid))
 
     def ooms(self) -> int:
         if self.path is None:
@@ -299,6 +303,157 @@ def run_capped(cmd: list[str], stdin: bytes | None, timeout: float, *, env: dict
     if not killed and proc.returncode is not None and proc.returncode < 0:
         result.killed = f"signal {-proc.returncode}"
     return result
+
+
+class WarmUnavailable(RuntimeError):
+    pass
+
+
+WARM_MODULES = ("numpy", "torch", "matplotlib", "matplotlib.pyplot")
+WARM_PREFIX = "warm "  # notes of a warm run
+
+
+class WarmSandbox:
+    """One sandbox that imports the heavy modules once and then runs hand-ins one at a time, each in a fresh
+    child forked from it (`sandbox_runner.py --warm`): a hand-in pays neither interpreter start-up nor
+    `import torch`. Each child gets new, empty writable mounts, its own network and IPC namespaces, its own
+    memory cgroup, stdin, result channel and stderr; every process a hand-in leaves is killed before the
+    next hand-in starts. A sandbox whose last run timed out, overflowed its channel or lost its parent is
+    thrown away, and the next run starts a new one. Use it as a context manager, one per parallel slot."""
+
+    def __init__(self, runner: str, limits: Limits = Limits(), slot: int = 0,
+                 extra_ro: dict[str, str] | None = None, cpus: set[int] | None = None,
+                 files: Path | None = None, threads: int = 1, modules: tuple[str, ...] = WARM_MODULES):
+        self.runner, self.limits, self.slot, self.extra_ro = runner, limits, slot, extra_ro
+        self.cpus, self.files, self.threads, self.modules = cpus, files, threads, modules
+        self.proc: subprocess.Popen | None = None
+        self.sock = None
+        self.starts = 0
+
+    def __enter__(self) -> WarmSandbox:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self.proc is not None:
+            _kill_group(self.proc)
+            self.proc = None
+
+    def _start(self) -> None:
+        import socket
+
+        self.close()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        limits, uid = self.limits, SANDBOX_UID + self.slot if os.geteuid() == 0 else None
+
+        def preexec():
+            if self.cpus:
+                os.sched_setaffinity(0, self.cpus)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+            resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        argv = [sys.executable, self.runner, "--warm", ",".join(self.modules), str(theirs.fileno())]
+        cmd = command(argv, self.extra_ro, uid, limits.disk_bytes, self.files, self.threads)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, preexec_fn=preexec, pass_fds=(theirs.fileno(),),
+                                     start_new_session=True)
+        theirs.close()
+        self.sock = ours
+        self.starts += 1
+        ours.settimeout(120)
+        warm = json.loads(ours.recv(1 << 16) or b"{}")  # raises on timeout: the caller's run fails cleanly
+        if warm.get("event") != "warm" or not warm.get("isolation"):
+            self.close()
+            why = str(warm.get("why", "no answer"))[:300]
+            raise WarmUnavailable("this machine cannot give a forked child private mounts (nested user "
+                                  f"namespaces): each hand-in runs in a cold sandbox instead ({why})")
+
+    def run(self, stdin: bytes) -> Result:
+        """Run one job (the runner's stdin); never raises for what the code inside does."""
+        import socket
+        import struct
+
+        t0 = time.perf_counter()
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        cg = _MemoryCgroup(self.limits.memory_bytes)
+        pipes = [os.pipe() for _ in range(3)]  # stdin, the result channel, stderr
+        theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]
+        spec = {"disk": self.limits.disk_bytes, "cwd": HANDIN,
+                "tmpfs": [[HANDIN, "0777"], ["/tmp", "1777"], ["/dev/shm", "1777"]],
+                "cpu_seconds": self.limits.cpu_seconds, "memory": 0 if cg.path else self.limits.memory_bytes}
+        sock, killed, child_pid = self.sock, "", 0
+        try:
+            socket.send_fds(sock, [json.dumps(spec).encode()], theirs)
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        job_in = os.fdopen(pipes[0][1], "wb")
+        out_r, err_r = os.fdopen(pipes[1][0], "rb"), os.fdopen(pipes[2][0], "rb")
+        out, err = _Head(self.limits.output_bytes, self.proc), _HeadTail(self.limits.stderr_bytes)
+        readers = [threading.Thread(target=buf.drain, args=(pipe,), daemon=True)
+                   for buf, pipe in ((out, out_r), (err, err_r))]
+        for r in readers:
+            r.start()
+        status, free = None, {}
+        try:
+            sock.settimeout(60)
+            data, ancdata, _flags, _addr = sock.recvmsg(1 << 12, socket.CMSG_SPACE(12))
+            for level, kind, value in ancdata:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                    child_pid = struct.unpack("3i", value[:12])[0]
+            if json.loads(data or b"{}").get("event") != "ready" or not child_pid:
+                raise RuntimeError("the warm sandbox did not fork")
+            cg.add(child_pid)
+            sock.send(b"go")
+            try:
+                job_in.write(stdin)
+                job_in.close()
+            except (BrokenPipeError, OSError):
+                pass
+            sock.settimeout(max(1.0, self.limits.wall_seconds - (time.perf_counter() - t0)))
+            free = json.loads(sock.recv(1 << 12) or b"{}")
+        except TimeoutError:
+            killed = "timeout"
+        except (OSError, ValueError, RuntimeError):
+            free = {}
+        finally:
+            if free.get("event") != "free" or not free.get("clean"):
+                self.close()  # whatever is left in it goes with it; the next run starts a new sandbox
+            for r in readers:
+                r.join(timeout=10)
+            for f in (job_in, out_r, err_r):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+            if out.overflow:
+                self.close()
+        if out.overflow:
+            killed = "output"
+        if free.get("event") == "free":
+            status = int(free.get("status", 0))
+        elif not killed:
+            killed = "the warm sandbox's parent died"
+        result = Result(status if status is not None else -9, b"" if out.overflow else out.data(), err.data(),
+                        time.perf_counter() - t0, killed)
+        result.memory_peak, ooms = cg.peak(), cg.ooms()
+        cg.remove()
+        if not killed and ooms:
+            result.killed = "memory"
+        elif not killed and status is not None and status < 0:
+            result.killed = f"signal {-status}"
+        if cg.path is None:
+            result.notes.append("no memory cgroup on this machine: memory capped with RLIMIT_DATA")
+        return result
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -526,5 +526,187 @@ def _alarm(signum, frame):
     raise CellTimeout()
 
 
+# ---- warm mode: one sandbox imports torch once and forks a fresh, isolated child per hand-in ----
+#
+#     python sandbox_runner.py --warm torch,numpy,... <fd of the control socket>
+#
+# The parent (the "zygote") never runs learner code and never reads a job: it imports the heavy modules,
+# then for each hand-in receives three file descriptors from the grader (the job's stdin, the result
+# channel, stderr), forks, and waits. The child reports itself to the grader (whose kernel learns its pid
+# from the socket's credentials), waits for "go" (the grader has moved it into the hand-in's own memory
+# cgroup by then), closes the socket, gives itself private mounts (new, empty tmpfs for the hand-in's
+# folder, /tmp and /dev/shm, locked under a second user namespace so they cannot be unmounted), a private
+# network and IPC namespace, and then runs `main()` exactly as a cold sandbox would. When the child ends,
+# the parent kills every process the hand-in left (kill(-1): all of this sandbox's processes but itself and
+# init), reaps them (it is their subreaper) and only then tells the grader it is free. It is not dumpable,
+# so a hand-in can neither trace it nor read its memory; if a hand-in kills it, the grader starts another.
+
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x20000, 0x08000000, 0x10000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 0x1000, 0x4000, 1 << 18
+
+
+def _libc():
+    import ctypes
+
+    return ctypes, ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result, what):
+    ctypes, _ = _libc()
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _user_namespace(libc, flags):
+    """Enter a new user namespace (and the namespaces in `flags`) as the same uid and gid."""
+    uid, gid = os.getuid(), os.getgid()
+    _check(libc.unshare(CLONE_NEWUSER | flags), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+
+
+def isolate(spec):
+    """Private, empty writable places for one hand-in; see the comment above."""
+    _, libc = _libc()
+    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # else /proc/self/uid_map belongs to root and cannot be written
+    _user_namespace(libc, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
+    _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+    for path, mode in spec["tmpfs"]:
+        # Read-only binds that lie under the folder (a venv under /tmp) are kept: held by a descriptor
+        # while the new tmpfs covers them, then bound back at the same place.
+        held = [(m, os.open(m, os.O_PATH)) for m in _mounts_under(path)]
+        options = f"size={int(spec['disk'])},mode={mode}".encode()
+        _check(libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), f"mount {path}")
+        for m, fd in held:
+            os.makedirs(m, exist_ok=True)
+            _check(libc.mount(f"/proc/self/fd/{fd}".encode(), m.encode(), None, MS_BIND | MS_REC, None),
+                   f"bind {m}")
+            os.close(fd)
+    _user_namespace(libc, CLONE_NEWNS)  # the mounts above are now locked: the hand-in cannot unmount them
+    os.chdir(spec["cwd"])
+    import resource
+
+    if spec.get("cpu_seconds"):
+        resource.setrlimit(resource.RLIMIT_CPU, (int(spec["cpu_seconds"]),) * 2)
+    if spec.get("memory"):  # where the grader has no memory cgroup
+        resource.setrlimit(resource.RLIMIT_DATA, (int(spec["memory"]),) * 2)
+
+
+def _mounts_under(path):
+    """The outermost mount points strictly below `path`, from /proc/self/mountinfo."""
+    points = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            point = line.split()[4].encode().decode("unicode_escape")  # octal escapes: \040 for a space
+            if point.startswith(path.rstrip("/") + "/"):
+                points.append(point)
+    return [p for p in points if not any(p != q and p.startswith(q + "/") for q in points)]
+
+
+def _receive(sock):
+    """(message, fds) from the grader; ({}, []) when it has gone."""
+    import socket
+
+    try:
+        data, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 8)
+    except OSError:
+        return {}, []
+    if not data:
+        return {}, []
+    return json.loads(data.decode("utf-8")), fds
+
+
+def _kill_the_rest(libc):
+    """Kill and reap every process of this sandbox but this one (and its init, which kill(-1) spares)."""
+    for _ in range(100):
+        libc.kill(-1, signal.SIGKILL)
+        try:
+            while True:
+                os.waitpid(-1, 0)
+        except ChildProcessError:
+            pass
+        if not [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def zygote(sock_fd, warm):
+    import socket
+
+    _, libc = _libc()
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    sock = socket.socket(fileno=sock_fd)
+    t0, failed = time.perf_counter(), []
+    for name in warm:
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - a module that fails here is imported (or fails) in the hand-in
+            failed.append(name)
+    seconds = round(time.perf_counter() - t0, 2)
+    marker = f"/tmp/.warm-{os.getpid()}"
+    open(marker, "w").close()
+    why_r, why_w = os.pipe()
+    probe = os.fork()  # can this machine give a child its private mounts? (nested user namespaces)
+    if probe == 0:
+        why = "the sandbox's own /tmp is still visible after isolation"
+        try:
+            isolate({"disk": 1 << 20, "cwd": "/", "tmpfs": [["/tmp", "1777"]]})
+            if not os.path.exists(marker) and os.path.isfile(sys.executable):
+                os._exit(0)
+        except BaseException as e:  # noqa: BLE001
+            why = f"{type(e).__name__}: {e}"
+        os.write(why_w, why.encode()[:4000])
+        os._exit(1)
+    os.close(why_w)
+    os.waitpid(probe, 0)
+    why = os.read(why_r, 4096).decode("utf-8", "replace")
+    os.close(why_r)
+    sock.send(json.dumps({"event": "warm", "seconds": seconds, "failed": failed, "isolation": not why,
+                          "why": why}).encode())
+    if why:
+        return 1
+    while True:
+        spec, fds = _receive(sock)
+        if not spec:
+            return 0
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                sock.send(b'{"event": "ready"}')
+                if sock.recv(64) != b"go":
+                    os._exit(71)
+                sock.close()
+                for target, fd in enumerate(fds):
+                    os.dup2(fd, target)
+                os.closerange(3, 1 << 16)
+                isolate(spec)
+                code = main()
+            except BaseException:  # noqa: BLE001 - whatever happens, the child never returns into the loop
+                traceback.print_exc()
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code or 0)
+        for fd in fds:
+            os.close(fd)
+        _, wait_status = os.waitpid(pid, 0)
+        clean = _kill_the_rest(libc)
+        sock.send(json.dumps({"event": "free", "status": os.waitstatus_to_exitcode(wait_status),
+                              "clean": clean}).encode())
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--warm":
+        sys.exit(zygote(int(sys.argv[3]), [m for m in sys.argv[2].split(",") if m]))
     sys.exit(main())

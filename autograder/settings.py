@@ -24,6 +24,9 @@ DEMO = BUILD / "demo"  # the generated demo class
 STUDENT_DIST = BUILD / "student"
 
 KERNEL = "python3"
+# Hand-ins run as fresh children of one warm sandbox per slot (torch imported once; sandbox.WarmSandbox).
+# COURSE_COLD_SANDBOX=1 starts a new sandbox and interpreter per hand-in instead.
+WARM_SANDBOX = os.environ.get("COURSE_COLD_SANDBOX", "") != "1"
 CELL_TIMEOUT_S = 120  # one cell, while executing or grading
 NOTEBOOK_BUDGET_S = 60  # a notebook with default parameters on a 2-core CPU
 SOLUTION_BUDGET_S = 60

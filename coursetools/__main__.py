@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     q = sub.add_parser("quality", help="the lab-quality table")
     q.add_argument("labs", nargs="*")
     q.add_argument("--no-course", action="store_true", help="skip the walkthrough notebooks")
-    b = sub.add_parser("bench-grade", help="serial nbgrader vs make grade JOBS=n, and the sandbox's cost")
+    b = sub.add_parser("bench-grade", help="serial nbgrader vs make grade end to end (warm and cold sandbox)")
     b.add_argument("--jobs", type=int, default=0)
     dm = sub.add_parser("demo", help="write the demo class for every lab under build/demo/")
     dm.add_argument("--embedded", action="store_true",

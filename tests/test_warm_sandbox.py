@@ -1,0 +1,129 @@
+"""The warm sandbox (sandbox.WarmSandbox): hand-ins run as fresh children of one sandbox that has imported
+torch once. Each property a cold sandbox has per hand-in is proven here again, by a hand-in that tries to
+break it for the hand-in after it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from autograder import sandbox
+from autograder.run import warm_sandbox
+
+pytestmark = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap missing (make sandbox-deps)")
+
+
+def job(*sources: str, timeout: int = 60) -> bytes:
+    cells = [{"kind": "trusted", "label": f"c{i}", "source": s, "hidden": False} for i, s in enumerate(sources)]
+    return json.dumps({"schema": 2, "nonce": "n", "cell_timeout": timeout, "output_limit": 100_000, "seed": 0,
+                       "interface": [], "max_observations": 100, "cells": cells}).encode()
+
+
+def printed(result: sandbox.Result) -> str:
+    """What the cells printed to stdout, from the runner's records."""
+    text = []
+    for line in result.stdout.decode().splitlines():
+        rec = json.loads(line)
+        for o in rec.get("outputs", []):
+            if o.get("output_type") == "stream" and o.get("name") == "stdout":
+                text.append(o["text"])
+        if rec.get("error"):
+            text.append(f"ERROR {rec['error']['ename']}: {rec['error']['evalue']}\n")
+    return "".join(text)
+
+
+@pytest.fixture
+def warm():
+    w = warm_sandbox(notebook_timeout=60)
+    yield w
+    w.close()
+
+
+def test_runs_in_a_fresh_child_with_torch_already_imported(warm):
+    first = warm.run(job("import sys, os\nprint('torch' in sys.modules, os.getcwd(), os.listdir('.'))"))
+    assert first.returncode == 0 and not first.killed, first.stderr.decode()[-2000:]
+    assert printed(first).split()[0:2] == ["True", "/work/handin"]
+    second = warm.run(job("import torch\nprint(int(torch.arange(4).sum()))"))
+    assert printed(second).strip() == "6" and warm.starts == 1
+
+
+def test_a_handin_leaves_nothing_for_the_next(warm):
+    plant = r"""
+import os, subprocess, sys, time
+for d in ('/tmp', '/work/handin', '/dev/shm'):
+    open(os.path.join(d, 'planted'), 'w').write('x')
+# a daemon that outlives the hand-in and then tries to reach the next one
+code = ("import os, time\ntime.sleep(1.5)\nopen('/tmp/late', 'w').write('x')\n"
+        "for p in os.listdir('/proc'):\n"
+        "    try: os.write(os.open(f'/proc/{p}/fd/1', os.O_WRONLY), b'{\"forged\": 1}\\n')\n"
+        "    except OSError: pass\n")
+subprocess.Popen([sys.executable, '-c', code], start_new_session=True, stdin=subprocess.DEVNULL,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print('planted')
+"""
+    first = warm.run(job(plant))
+    assert printed(first).strip() == "planted", first.stderr.decode()[-2000:]
+    look = r"""
+import os, time
+time.sleep(2.5)
+print(sorted(os.listdir('/tmp')), os.listdir('/work/handin'), os.listdir('/dev/shm'))
+print(len([p for p in os.listdir('/proc') if p.isdigit()]))
+"""
+    second = warm.run(job(look))
+    lines = printed(second).splitlines()
+    assert "planted" not in lines[0] and "late" not in lines[0], lines
+    assert int(lines[1]) <= 3, "only init, the warm parent and this child may be alive"
+    assert b"forged" not in second.stdout and warm.starts == 1
+
+
+def test_the_warm_parent_cannot_be_read_traced_or_unmounted(warm):
+    probe = r"""
+import ctypes, os
+parent = os.getppid()
+for what in ('mem', 'environ', 'fd/0'):
+    try:
+        open(f'/proc/{parent}/{what}', 'rb').read(1)
+        print(what, 'READABLE')
+    except OSError as e:
+        print(what, 'denied')
+libc = ctypes.CDLL(None, use_errno=True)
+print('ptrace', 'ALLOWED' if libc.ptrace(16, parent, 0, 0) == 0 else 'denied')  # PTRACE_ATTACH
+print('umount', 'ALLOWED' if libc.umount2(b'/tmp', 2) == 0 else 'denied')
+"""
+    out = printed(warm.run(job(probe)))
+    assert "READABLE" not in out and "ALLOWED" not in out and out.count("denied") == 5, out
+
+
+def test_killing_the_warm_parent_costs_only_that_run(warm):
+    first = warm.run(job("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time; time.sleep(1)"))
+    assert first.killed or first.returncode != 0
+    second = warm.run(job("print('fine')"))
+    assert printed(second).strip() == "fine" and warm.starts == 2
+
+
+def test_limits_hold_per_child_and_the_next_run_is_unharmed():
+    with warm_sandbox(notebook_timeout=4, memory_bytes=768 << 20) as w:
+        hog = w.run(job("x = bytearray(2 << 30)\nx[::4096] = b'x' * len(x[::4096])\nprint('survived')"))
+        assert hog.killed == "memory" or "MemoryError" in printed(hog), printed(hog)
+        slow = w.run(job("import time\ntime.sleep(30)"))
+        assert slow.killed == "timeout"
+        after = w.run(job("print('fine')"))
+        assert printed(after).strip() == "fine"
+
+
+def test_a_gigabyte_of_output_costs_the_grader_little_and_the_next_run_nothing():
+    import resource
+
+    with warm_sandbox(notebook_timeout=60) as w:
+        w.limits = sandbox.Limits(wall_seconds=60, output_bytes=8 << 20, stderr_bytes=20_000)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        # 1 GiB to stderr, then to every descriptor that might be the result channel
+        flood = w.run(job("import os\nchunk = b'x' * (1 << 20)\nfor _ in range(1024):\n    os.write(2, chunk)\n"
+                          "for _ in range(1024):\n    for fd in range(3, 12):\n        try:\n"
+                          "            os.write(fd, chunk)\n        except OSError:\n            pass\n"))
+        grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+        assert flood.killed == "output" and flood.stdout == b""
+        assert len(flood.stderr) < 25_000 and b"bytes of stderr not kept" in flood.stderr
+        assert grown_mb < 64, f"the grader grew by {grown_mb:.0f} MB reading 1 GiB of stderr"
+        assert printed(w.run(job("print('fine')"))).strip() == "fine"
