@@ -8,3 +8,10 @@ feedback, class report, audit log). grade.py ties them together; settings.py hol
 path; screen.py reads answer code; late.py is the late penalty. The threat model:
 THREATS.md. Course tooling that is not grading lives in `coursetools/`.
 """
+
+import sys
+
+# nbformat validates with jsonschema, which imports rfc3987_syntax where it is installed (a Jupyter
+# dependency) and compiles its grammars: most of a second in every grading process, for the IRI formats
+# that no notebook schema uses. The grader's processes go without it (an import of it raises ImportError).
+sys.modules.setdefault("rfc3987_syntax", None)

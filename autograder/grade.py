@@ -189,23 +189,13 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
         mine = cores[slot * threads:(slot + 1) * threads]
         return set(mine) if jobs > 1 and len(mine) == threads else None
     slots = list(range(max(1, jobs)))
-    # One warm sandbox per slot: torch is imported once per slot, and every run (the reference's and each
-    # hand-in's) is a fresh, isolated child of it (see sandbox.WarmSandbox). They start on first use.
-    warm = {s: warm_sandbox(s, notebook_timeout, threads=threads, files=files, cpus=cpus(s)) for s in slots} \
-        if sandboxed and settings.WARM_SANDBOX else {}
-    try:
-        ref = reference.build(lab, source_path, release, sandboxed=sandboxed, files=files, threads=threads,
-                              jobs=jobs, cell_timeout=cell_timeout, notebook_timeout=notebook_timeout, warm=warm)
-    except BaseException:
-        for w in warm.values():
-            w.close()
-        raise
     runs_dir = course / "runs" / lab
     runs_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, tuple[object, bool]] = {}
     todo = []
+    ref_key = reference.key_for(source_path, sandboxed)
     for sid, path in sorted(handins.items()):
-        key = _run_key(path, ref.key)
+        key = _run_key(path, ref_key)
         stored = runs_dir / f"{sid}.json"
         if stored.exists() and not force:
             try:
@@ -216,6 +206,21 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
             except (ValueError, KeyError, TypeError):
                 pass  # a damaged stored run is run again
         todo.append((sid, path, key))
+    # One warm sandbox per slot: torch is imported once per slot, and every run (the reference's and each
+    # hand-in's) is a fresh, isolated child of it (see sandbox.WarmSandbox). Started now, in the
+    # background, when there is anything to run.
+    warm = {s: warm_sandbox(s, notebook_timeout, threads=threads, files=files, cpus=cpus(s)) for s in slots} \
+        if sandboxed and settings.WARM_SANDBOX else {}
+    if warm and (todo or not reference.cached(lab, source_path, sandboxed)):
+        for w in warm.values():
+            w.start_soon()
+    try:
+        ref = reference.build(lab, source_path, release, sandboxed=sandboxed, files=files, threads=threads,
+                              jobs=jobs, cell_timeout=cell_timeout, notebook_timeout=notebook_timeout, warm=warm)
+    except BaseException:
+        for w in warm.values():
+            w.close()
+        raise
     lock = threading.Lock()
 
     def one(sid, path, key):
@@ -298,44 +303,102 @@ def _dask_runs(scheduler: str, todo, source_path: Path, release_path: Path, file
 
 # ---- stage 3: nbgrader scores the stored runs and writes the gradebook ----
 
-def score(lab: str, course: Path, handins: dict[str, Path], due: datetime | None = None) -> dict[str, str]:
-    """Put each hand-in into submitted/ and autograde it from its stored run; {student_id: error}.
+class Scorer:
+    """Stage 3 as a stream: nbgrader (`record.py`, in a child process) scores each hand-in as soon as its run
+    is stored, so nbgrader's own start-up (seconds of imports) overlaps the runs instead of following them.
 
     What goes into submitted/ is the notebook that ran (the instructor's cells around the student's
     answers, outputs cleared), not the raw file: nbgrader never parses a hand-in's own metadata, so
     tampered metadata cannot make it fail. The raw file stays in OUT/staged/ for the record."""
-    for sid, path in handins.items():
-        dest = course / "submitted" / sid / lab
+
+    def __init__(self, lab: str, course: Path, due: datetime | None = None, before_start=None):
+        self.lab, self.course, self.due = lab, course, due
+        self.proc: subprocess.Popen | None = None
+        self.lines: list[str] = []
+        self.added: set[str] = set()
+        self._error: BaseException | None = None
+        self._reader: threading.Thread | None = None
+        # nbgrader's gradebook must hold the assignment (generate_assignment, `before_start`) before it starts.
+        self._starter = threading.Thread(target=self._start, args=(before_start,), daemon=True)
+        self._starter.start()
+
+    def _start(self, before_start) -> None:
+        try:
+            if before_start is not None:
+                before_start()
+            due_s = self.due.astimezone(UTC).isoformat() if self.due else ""
+            env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+                   "PYTHONPATH": str(settings.ROOT)}
+            self.proc = subprocess.Popen([sys.executable, "-m", "autograder.record", str(self.course), self.lab,
+                                          due_s, "-"], cwd=self.course, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            self._reader = threading.Thread(target=self._read, daemon=True)
+            self._reader.start()
+        except BaseException as e:  # noqa: BLE001 - raised in the grader's thread by add() or finish()
+            self._error = e
+
+    def _read(self) -> None:
+        self.lines = self.proc.stdout.read().splitlines()
+
+    def _ready(self) -> subprocess.Popen:
+        self._starter.join()
+        if self._error is not None:
+            raise self._error
+        return self.proc
+
+    def add(self, sid: str, handin: Path) -> None:
+        """Score one hand-in: its stored run's notebook goes into submitted/, its id to nbgrader."""
+        if sid in self.added:
+            return
+        self.added.add(sid)
+        dest = self.course / "submitted" / sid / self.lab
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
-        stored = course / "runs" / lab / f"{sid}.json"
+        stored = self.course / "runs" / self.lab / f"{sid}.json"
         if stored.exists():
             nb = nbs.clear_outputs(nbformat.reads(json.loads(stored.read_text())["notebook"], as_version=4))
-            nbs.write(nb, dest / f"{lab}.ipynb")
+            nbs.write(nb, dest / f"{self.lab}.ipynb")
         else:
-            shutil.copy(path, dest / f"{lab}.ipynb")
-        stamp = path.parent / "timestamp.txt"
+            shutil.copy(handin, dest / f"{self.lab}.ipynb")
+        stamp = handin.parent / "timestamp.txt"
         if stamp.exists():
             shutil.copy(stamp, dest / "timestamp.txt")
-    if not handins:
-        return {}
-    due_s = due.astimezone(UTC).isoformat() if due else ""
-    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-           "PYTHONPATH": str(settings.ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "autograder.record", str(course), lab, due_s, *sorted(handins)],
-                          cwd=course, capture_output=True, text=True, env=env)
-    errors = {}
-    for line in proc.stdout.splitlines():
+        proc = self._ready()
         try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if not rec["ok"]:
-            errors[rec["student_id"]] = rec["log"]
-    if proc.returncode != 0:
-        raise GradingError(f"scoring failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-    return errors
+            proc.stdin.write(sid + "\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # it has died: finish() reports why
+
+    def abort(self) -> None:
+        """No scoring after all (the grader's self-check failed): stop nbgrader."""
+        self._starter.join()
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def finish(self) -> dict[str, str]:
+        """Wait for nbgrader; {student_id: error} for the hand-ins it could not score."""
+        proc = self._ready()
+        try:
+            proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        stderr = proc.stderr.read()
+        proc.wait()
+        self._reader.join()
+        errors = {}
+        for line in self.lines:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not rec["ok"]:
+                errors[rec["student_id"]] = rec["log"]
+        if proc.returncode != 0:
+            raise GradingError(f"scoring failed (exit {proc.returncode}):\n{stderr[-3000:]}")
+        return errors
 
 
 def read_gradebook(lab: str, course: Path, students: list[str]) -> dict[str, SubmissionGrade]:
@@ -376,11 +439,22 @@ def grade_prepared(lab: str, submissions: dict[str, Path], course: Path, sandbox
     """Stages 2 and 3 for hand-ins already collected: run (or reuse stored runs), then score."""
     if sandboxed is None:
         sandboxed = sandbox.available()
-    runs = run_handins(lab, course, submissions, jobs=jobs, sandboxed=sandboxed, force=force, progress=progress,
-                       **run_options)
-    if before_score is not None:
-        before_score()
-    errors = score(lab, course, submissions, due)
+    scorer = Scorer(lab, course, due, before_start=before_score)
+    on_done = run_options.pop("on_done", None)
+
+    def done(sid, run):
+        scorer.add(sid, submissions[sid])
+        if on_done is not None:
+            on_done(sid, run)
+    try:
+        runs = run_handins(lab, course, submissions, jobs=jobs, sandboxed=sandboxed, force=force,
+                           progress=progress, on_done=done, **run_options)
+    except BaseException:
+        scorer.abort()
+        raise
+    for sid in sorted(submissions):  # stored runs reused, and any a failure skipped
+        scorer.add(sid, submissions[sid])
+    errors = scorer.finish()
     grades = read_gradebook(lab, course, sorted(submissions))
     for sid, g in grades.items():
         run, resumed = runs[sid]
@@ -421,8 +495,8 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
             from coursetools import demo
             submissions = demo.build_demo_class(lab)
         print(f"SUBMISSIONS not given: grading the demo class in {submissions}")
-    out = out or settings.GRADES / lab
-    course = course or settings.GRADING_COURSE
+    out = (out or settings.GRADES / lab).absolute()
+    course = (course or settings.GRADING_COURSE).absolute()  # nbgrader runs with the course as its cwd
     for stale in sandbox.clean_up_stale():
         print(f"removed {stale}, left by a grader that did not finish")
     jobs = jobs or os.cpu_count() or 1

@@ -1,7 +1,8 @@
 """Stage "record": nbgrader's gradebook gets the judged runs.
 
-`python -m autograder.record <course> <lab> <due> <student_id>...` runs nbgrader's autograde for
-these hand-ins, in one process (nbgrader's command line would start once per student). Where
+`python -m autograder.record <course> <lab> <due> <student_id>...|-` runs nbgrader's autograde for
+these hand-ins (`-`: ids read from stdin, one per line, as the grader's runs finish), in one process
+(nbgrader's command line would start once per student). Where
 nbgrader's own `Execute` would run the student's notebook in the grader's process,
 `PrecomputedExecute` hands it the notebook the sandboxed run produced and the judge marked
 (`run.py`, `judge.py`): the instructor's cells around the student's answers, with sanitised
@@ -53,6 +54,8 @@ def main(argv: list[str]) -> int:
     with Gradebook(coursedir.db_url) as gb:
         gb.update_or_create_assignment(lab, duedate=datetime.fromisoformat(due).replace(tzinfo=None) if due else None)
     api = NbGraderAPI(coursedir=coursedir, config=config)
+    if students == ["-"]:  # one id per line on stdin, as the grader's runs finish
+        students = (line.strip() for line in sys.stdin if line.strip())
     for sid in students:
         result = api.autograde(lab, sid, force=True, create=True)
         print(json.dumps({"student_id": sid, "ok": bool(result.get("success")),

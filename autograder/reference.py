@@ -69,6 +69,10 @@ def key_for(source_path: Path, sandboxed: bool) -> str:
     return h.hexdigest()
 
 
+def cached(lab: str, source_path: Path, sandboxed: bool, cache: Path = CACHE) -> bool:
+    return (cache / lab / f"{key_for(source_path, sandboxed)}.json").exists()
+
+
 def build(lab: str, source_path: Path, release: NotebookNode, *, sandboxed: bool, files: Path | None,
           threads: int = 1, jobs: int = 1, cache: Path = CACHE, warm: dict | None = None,
           **run_options) -> Reference:

@@ -533,13 +533,14 @@ def _alarm(signum, frame):
 # The parent (the "zygote") never runs learner code and never reads a job: it imports the heavy modules,
 # then for each hand-in receives three file descriptors from the grader (the job's stdin, the result
 # channel, stderr), forks, and waits. The child reports itself to the grader (whose kernel learns its pid
-# from the socket's credentials), waits for "go" (the grader has moved it into the hand-in's own memory
-# cgroup by then), closes the socket, gives itself private mounts (new, empty tmpfs for the hand-in's
-# folder, /tmp and /dev/shm, locked under a second user namespace so they cannot be unmounted), a private
-# network and IPC namespace, and then runs `main()` exactly as a cold sandbox would. When the child ends,
-# the parent kills every process the hand-in left (kill(-1): all of this sandbox's processes but itself and
-# init), reaps them (it is their subreaper) and only then tells the grader it is free. It is not dumpable,
-# so a hand-in can neither trace it nor read its memory; if a hand-in kills it, the grader starts another.
+# from the socket's credentials), closes the socket, gives itself private mounts (new, empty tmpfs for the
+# hand-in's folder, /tmp and /dev/shm, locked under a second user namespace so they cannot be unmounted),
+# a private network and IPC namespace, and then runs `main()` exactly as a cold sandbox would: it blocks
+# on reading its job, which the grader writes only once it has moved the child into the hand-in's own
+# memory cgroup. When the child ends, the parent kills every process the hand-in left (kill(-1): all of
+# this sandbox's processes but itself and init), reaps them (it is their subreaper) and only then tells
+# the grader it is free. It is not dumpable, so a hand-in can neither trace it nor read its memory; if a
+# hand-in kills it, the grader starts another. If the grader goes away, so does the sandbox.
 
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x20000, 0x08000000, 0x10000000, 0x40000000
@@ -634,6 +635,23 @@ def _kill_the_rest(libc):
     return False
 
 
+def _wait_or_orphaned(pid, sock):
+    """The child's wait status, or None as soon as the grader's end of the socket closes (the grader died:
+    the sandbox must not outlive it). The grader sends nothing while a child runs."""
+    import select
+
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            ready, _, _ = select.select([pidfd, sock], [], [])
+            if pidfd in ready:
+                return os.waitpid(pid, 0)[1]
+            if not sock.recv(1 << 12):
+                return None
+    finally:
+        os.close(pidfd)
+
+
 def zygote(sock_fd, warm):
     import socket
 
@@ -681,9 +699,7 @@ def zygote(sock_fd, warm):
         if pid == 0:
             code = 70
             try:
-                sock.send(b'{"event": "ready"}')
-                if sock.recv(64) != b"go":
-                    os._exit(71)
+                sock.send(b'{"event": "ready"}')  # the grader reads this child's pid from the credentials
                 sock.close()
                 for target, fd in enumerate(fds):
                     os.dup2(fd, target)
@@ -700,8 +716,10 @@ def zygote(sock_fd, warm):
                     os._exit(code or 0)
         for fd in fds:
             os.close(fd)
-        _, wait_status = os.waitpid(pid, 0)
+        wait_status = _wait_or_orphaned(pid, sock)
         clean = _kill_the_rest(libc)
+        if wait_status is None:
+            return 0  # the grader has gone: nothing the hand-in started survives it
         sock.send(json.dumps({"event": "free", "status": os.waitstatus_to_exitcode(wait_status),
                               "clean": clean}).encode())
 

@@ -127,3 +127,43 @@ def test_a_gigabyte_of_output_costs_the_grader_little_and_the_next_run_nothing()
         assert len(flood.stderr) < 25_000 and b"bytes of stderr not kept" in flood.stderr
         assert grown_mb < 64, f"the grader grew by {grown_mb:.0f} MB reading 1 GiB of stderr"
         assert printed(w.run(job("print('fine')"))).strip() == "fine"
+
+
+def test_a_killed_grader_leaves_no_warm_sandbox_behind(tmp_path):
+    """The sandbox watches the grader's end of its socket: killed grader, killed hand-in, nothing left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from autograder import settings
+
+    marker = f"warm-orphan-{tmp_path.name}"
+    grader = (f"import sys; sys.path.insert(0, {str(settings.ROOT)!r})\n"
+              "from tests.test_warm_sandbox import job\nfrom autograder.run import warm_sandbox\n"
+              f"warm_sandbox(notebook_timeout=120).run(job('import time\\n{marker} = 1\\ntime.sleep(100)'))\n")
+    proc = subprocess.Popen([sys.executable, "-c", grader], start_new_session=True)
+
+    def sandboxed() -> list[str]:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if "--warm" in cmd or marker in cmd:
+                found.append(pid)
+        return found
+
+    deadline = time.monotonic() + 60
+    while not sandboxed() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert sandboxed(), "the warm sandbox never started"
+    time.sleep(3)  # the hand-in is running now
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while sandboxed() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not sandboxed(), "the warm sandbox outlived the grader"
