@@ -66,17 +66,23 @@ RUN_FIELDS = {"status", "notebook", "seconds", "memory_peak", "flags", "notes", 
 
 def interface(source: NotebookNode) -> list[str]:
     """The lab's interface: the public functions and classes its answer cells define (from the instructor's
-    source, never from the hand-in). The runner observes every call a test makes to them."""
+    source, never from the hand-in), and the labkit helpers that run them in other processes
+    (`settings.OUT_OF_PROCESS_TRIALS`). The runner observes every call a test makes to them."""
     names = []
     for cell in source.cells:
-        if cell.cell_type != "code" or not nbs.is_solution(cell):
+        if cell.cell_type != "code":
             continue
         try:
             tree = ast.parse(cell.source)
         except SyntaxError:
             continue
-        names += [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
-                  and not n.name.startswith("_")]
+        if nbs.is_solution(cell):
+            names += [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+                      and not n.name.startswith("_")]
+        else:  # the labkit helpers that bring back what the lab's functions did in other processes
+            names += [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                      and (n.module or "").startswith("labkit") for a in n.names
+                      if a.name in settings.OUT_OF_PROCESS_TRIALS and a.asname is None]
     return sorted(set(names))
 
 
@@ -192,6 +198,7 @@ def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode
     nonce = secrets.token_hex(16)
     job = {"schema": SCHEMA, "nonce": nonce, "cell_timeout": cell_timeout, "output_limit": OUTPUT_LIMIT,
            "seed": seed, "interface": interface(source), "max_observations": MAX_OBSERVATIONS,
+           "fields": settings.OUT_OF_PROCESS_TRIALS,
            "cells": [{k: c[k] for k in ("kind", "label", "source", "hidden")} for c in cells]}
     payload = json.dumps(job).encode()
     result = None
@@ -226,12 +233,16 @@ def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode
 
 
 def warm_sandbox(slot: int = 0, notebook_timeout: float = 600.0, memory_bytes: int = 4 << 30, threads: int = 1,
-                 files: Path | None = None, cpus: set[int] | None = None) -> sandbox.WarmSandbox:
-    """A warm sandbox for `run_handin(warm=...)`: one per parallel slot, closed when the class is done."""
+                 files: Path | None = None, cpus: set[int] | None = None,
+                 source: NotebookNode | None = None) -> sandbox.WarmSandbox:
+    """A warm sandbox for `run_handin(warm=...)`: one per parallel slot, closed when the class is done. With
+    the lab's `source`, it leaves out the imports the lab must do itself (sandbox.warm_modules)."""
+    modules = sandbox.warm_modules("\n".join(c.source for c in source.cells)) if source is not None \
+        else sandbox.WARM_MODULES
     return sandbox.WarmSandbox(f"{sandbox.COURSE}/runner.py", sandbox.Limits(memory_bytes=memory_bytes,
                                wall_seconds=notebook_timeout), slot=slot,
                                extra_ro={str(RUNNER): f"{sandbox.COURSE}/runner.py"}, cpus=cpus, files=files,
-                               threads=threads)
+                               threads=threads, modules=modules)
 
 
 def failed_run(source: NotebookNode, release: NotebookNode, status: str) -> HandinRun:

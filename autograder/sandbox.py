@@ -311,16 +311,25 @@ class WarmUnavailable(RuntimeError):
 
 
 # Imported once by the warm parent (all trusted: the venv's packages and the course's labkit). torch imports
-# torch._dynamo lazily, the first time a test enters a dispatch mode: a second of every hand-in's time.
+# torch._dynamo lazily, the first time a test enters a dispatch mode: a second of every hand-in's time. But
+# torch._dynamo imports triton, which must come after a lab's TRITON_INTERPRET=1 (lab 7): see warm_modules.
 WARM_MODULES = ("numpy", "torch", "torch._dynamo", "matplotlib", "matplotlib.pyplot",
                 "IPython.core.inputtransformer2", "labkit", "labkit.testing")
+LATE_IMPORTS = {"triton": ("torch._dynamo",)}  # a lab that uses the key imports these itself, after its set-up
+
+
+def warm_modules(lab_source: str) -> tuple[str, ...]:
+    """The modules a warm parent may import for a lab whose cells read `lab_source`: all of WARM_MODULES but
+    those that would import, too early, a module the lab sets up itself (triton, after TRITON_INTERPRET)."""
+    late = {m for key, mods in LATE_IMPORTS.items() if key in lab_source for m in mods}
+    return tuple(m for m in WARM_MODULES if m not in late)
 WARM_PREFIX = "warm "  # notes of a warm run
 
 
 class WarmSandbox:
     """One sandbox that imports the heavy modules once and then runs hand-ins one at a time, each in a fresh
     child forked from it (`sandbox_runner.py --warm`): a hand-in pays neither interpreter start-up nor
-    `import torch`. Each child gets new, empty writable mounts, its own network and IPC namespaces, its own
+    `import torch`. Each child gets new, empty writable mounts, its own IPC namespace, its own
     memory cgroup, stdin, result channel and stderr; every process a hand-in leaves is killed before the
     next hand-in starts. A sandbox whose last run timed out, overflowed its channel or lost its parent is
     thrown away, and the next run starts a new one. Use it as a context manager, one per parallel slot."""

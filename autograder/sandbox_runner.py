@@ -18,7 +18,7 @@ The job comes on stdin (the notebook is never on disk, so hidden tests cannot be
 read back from a file) as JSON, schema 2:
 
     {"schema": 2, "nonce": str, "cell_timeout": int, "output_limit": int, "seed": int,
-     "interface": [names], "max_observations": int,
+     "interface": [names], "max_observations": int, "fields": {name: [dict keys observed]},
      "cells": [{"kind": "trusted" | "answer" | "test", "label": str, "source": str, "hidden": bool}]}
 
 For every cell it writes one JSON line to the result channel (the original stdout,
@@ -251,6 +251,7 @@ class Observer:
 
     def __init__(self, limit):
         self.limit, self.active, self.depth, self.records, self.cut, self.bytes = limit, False, 0, [], 0, 0
+        self.fields = {}  # name -> the dict keys of its result that are observed (the rest is not)
 
     def take(self):
         records, cut = self.records, self.cut
@@ -285,7 +286,8 @@ class Observer:
                 observer.record(name, {"t": "raised", "types": _exception_types(e)})
                 raise
             observer.depth -= 1
-            observer.record(name, encode(result, _tensors_in(args, kwargs)))
+            kept = _fields(result, observer.fields[name]) if name in observer.fields else result
+            observer.record(name, encode(kept, _tensors_in(args, kwargs)))
             return result
 
         observed.__observed__ = True
@@ -295,11 +297,29 @@ class Observer:
         obj = namespace.get(name)
         if isinstance(obj, types.FunctionType):
             namespace[name] = self.wrap_function(obj, name)
-        elif isinstance(obj, type) and obj.__module__ == "__main__" and not _autograd_function(obj):
+        elif isinstance(obj, type) and obj.__module__ == "__main__" and _autograd_function(obj):
+            # A custom autograd.Function is used through `apply`, which calls the class's forward, and
+            # autograd later calls its backward: both are looked up on the class, so both are observed.
+            for attr in ("forward", "backward"):
+                fn = vars(obj).get(attr)
+                if isinstance(fn, staticmethod) and isinstance(fn.__func__, types.FunctionType):
+                    setattr(obj, attr, staticmethod(self.wrap_function(fn.__func__, f"{name}.{attr}")))
+        elif isinstance(obj, type) and obj.__module__ == "__main__":
             for attr, fn in list(vars(obj).items()):
                 if isinstance(fn, types.FunctionType) and (not attr.startswith("__") or attr in ("__init__",
                                                                                                  "__call__")):
                     setattr(obj, attr, self.wrap_function(fn, f"{name}.{attr}"))
+
+
+def _fields(value, keys, depth=0):
+    """`value` with every dict in it reduced to `keys` (lists and tuples kept, in order)."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(value, dict):
+        return {k: _fields(v, keys, depth + 1) for k, v in value.items() if k in keys}
+    if isinstance(value, (list, tuple)):
+        return [_fields(v, keys, depth + 1) for v in value]
+    return value
 
 
 def _autograd_function(cls):
@@ -332,6 +352,7 @@ class Runner:
         self.nonce = job["nonce"]
         self.interface = [n for n in job.get("interface", []) if isinstance(n, str)]
         self.observer = Observer(int(job.get("max_observations", 100_000)))
+        self.observer.fields = {k: set(v) for k, v in (job.get("fields") or {}).items()}
         self.main = types.ModuleType("__main__")
         self.main.__dict__["__builtins__"] = builtins
 
@@ -535,7 +556,7 @@ def _alarm(signum, frame):
 # channel, stderr), forks, and waits. The child reports itself to the grader (whose kernel learns its pid
 # from the socket's credentials), closes the socket, gives itself private mounts (new, empty tmpfs for the
 # hand-in's folder, /tmp and /dev/shm, locked under a second user namespace so they cannot be unmounted),
-# a private network and IPC namespace, and then runs `main()` exactly as a cold sandbox would: it blocks
+# a private IPC namespace, and then runs `main()` exactly as a cold sandbox would: it blocks
 # on reading its job, which the grader writes only once it has moved the child into the hand-in's own
 # memory cgroup. When the child ends, the parent kills every process the hand-in left (kill(-1): all of
 # this sandbox's processes but itself and init), reaps them (it is their subreaper) and only then tells
@@ -543,7 +564,7 @@ def _alarm(signum, frame):
 # hand-in kills it, the grader starts another. If the grader goes away, so does the sandbox.
 
 PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWNET = 0x20000, 0x08000000, 0x10000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 0x1000, 0x4000, 1 << 18
 
 
@@ -573,7 +594,10 @@ def isolate(spec):
     """Private, empty writable places for one hand-in; see the comment above."""
     _, libc = _libc()
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # else /proc/self/uid_map belongs to root and cannot be written
-    _user_namespace(libc, CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
+    # Not a new network namespace: its loopback would be down (ranks rendezvous on 127.0.0.1), and the
+    # sandbox's own has no way out; sockets die with the processes that hold them. IPC objects outlive
+    # their processes, so IPC is private to each child.
+    _user_namespace(libc, CLONE_NEWNS | CLONE_NEWIPC)
     _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
     for path, mode in spec["tmpfs"]:
         # Read-only binds that lie under the folder (a venv under /tmp) are kept: held by a descriptor

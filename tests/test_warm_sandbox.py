@@ -139,31 +139,63 @@ def test_a_killed_grader_leaves_no_warm_sandbox_behind(tmp_path):
 
     from autograder import settings
 
-    marker = f"warm-orphan-{tmp_path.name}"
     grader = (f"import sys; sys.path.insert(0, {str(settings.ROOT)!r})\n"
               "from tests.test_warm_sandbox import job\nfrom autograder.run import warm_sandbox\n"
-              f"warm_sandbox(notebook_timeout=120).run(job('import time\\n{marker} = 1\\ntime.sleep(100)'))\n")
+              "warm_sandbox(notebook_timeout=120).run(job('import time\\ntime.sleep(100)'))\n")
     proc = subprocess.Popen([sys.executable, "-c", grader], start_new_session=True)
 
-    def sandboxed() -> list[str]:
-        found = []
+    def descendants(root: int) -> set[int]:
+        parents = {}
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
-                cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
-            except OSError:
+                parents[int(pid)] = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
-            if "--warm" in cmd or marker in cmd:
-                found.append(pid)
+        found, todo = set(), [root]
+        while todo:
+            p = todo.pop()
+            kids = {c for c, parent in parents.items() if parent == p} - found
+            found |= kids
+            todo += kids
         return found
 
+    def alive(pids: set[int]) -> set[int]:
+        return {p for p in pids if os.path.exists(f"/proc/{p}") and
+                b"zombie" not in open(f"/proc/{p}/status", "rb").read().lower()}
+
     deadline = time.monotonic() + 60
-    while not sandboxed() and time.monotonic() < deadline:
+    while len(descendants(proc.pid)) < 3 and time.monotonic() < deadline:  # bwrap, its init, the parent
         time.sleep(0.2)
-    assert sandboxed(), "the warm sandbox never started"
     time.sleep(3)  # the hand-in is running now
+    ours = descendants(proc.pid)
+    assert len(ours) >= 3, "the warm sandbox never started"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 15
-    while sandboxed() and time.monotonic() < deadline:
+    while alive(ours) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not sandboxed(), "the warm sandbox outlived the grader"
+    assert not alive(ours), "the warm sandbox outlived the grader"
+
+
+def test_a_custom_autograd_function_is_observed_through_forward_and_backward(warm):
+    """`apply` calls the class's forward and autograd its backward: a test of such a class is judged."""
+    answer = ("import torch\n"
+              "class Square(torch.autograd.Function):\n"
+              "    @staticmethod\n"
+              "    def forward(ctx, x):\n"
+              "        ctx.save_for_backward(x)\n"
+              "        return x * x\n"
+              "    @staticmethod\n"
+              "    def backward(ctx, g):\n"
+              "        (x,) = ctx.saved_tensors\n"
+              "        return 2 * x * g\n")
+    test = ("x = torch.tensor([1.0, -3.0], requires_grad=True)\n"
+            "Square.apply(x).sum().backward()\nprint(x.grad.tolist())")
+    payload = json.loads(job(answer, test))
+    payload["interface"] = ["Square"]
+    payload["cells"][0]["kind"], payload["cells"][1]["kind"] = "answer", "test"
+    result = warm.run(json.dumps(payload).encode())
+    records = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    test_record = next(r for r in records if r.get("i") == 1)
+    assert [o["fn"] for o in test_record["obs"]] == ["Square.forward", "Square.backward"], test_record
+    assert "[2.0, -6.0]" in printed(result)
