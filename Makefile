@@ -78,7 +78,7 @@ quality: setup ## the lab-quality table alone (solution full, blank 0, mutants c
 	$(PY) -m coursetools quality $(LAB)
 
 grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1]
-	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1] [ROSTER=<csv>]"; exit 2; }
+	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1] [ROSTER=<csv>] [COURSE=<dir>]"; exit 2; }
 	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(COURSE),--course "$(COURSE)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(INSECURE),--insecure)
 
 bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial nbgrader vs make grade end to end (warm and cold sandbox)

@@ -429,9 +429,13 @@ class WarmSandbox:
         spec = {"disk": self.limits.disk_bytes, "cwd": HANDIN,
                 "tmpfs": [[HANDIN, "0777"], ["/tmp", "1777"], ["/dev/shm", "1777"]],
                 "cpu_seconds": self.limits.cpu_seconds, "memory": 0 if cg.path else self.limits.memory_bytes}
-        sock, killed, child_pid = self.sock, "", 0
+        killed, child_pid = "", 0
         try:
-            socket.send_fds(sock, [json.dumps(spec).encode()], theirs)
+            try:
+                socket.send_fds(self.sock, [json.dumps(spec).encode()], theirs)
+            except OSError:  # the parent died between runs (not by a hand-in: it had ended): start another
+                self._start()
+                socket.send_fds(self.sock, [json.dumps(spec).encode()], theirs)
         finally:
             for fd in theirs:
                 os.close(fd)
@@ -442,7 +446,7 @@ class WarmSandbox:
                    for buf, pipe in ((out, out_r), (err, err_r))]
         for r in readers:
             r.start()
-        status, free = None, {}
+        sock, status, free = self.sock, None, {}
         try:
             sock.settimeout(60)
             data, ancdata, _flags, _addr = sock.recvmsg(1 << 12, socket.CMSG_SPACE(12))

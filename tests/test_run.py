@@ -81,3 +81,17 @@ def test_status_words_read_back():
     assert kind_of(status(Status.MALFORMED, "not UTF-8")) == Status.MALFORMED
     assert kind_of("kernel died (signal 9)") == Status.KERNEL_DIED
     assert kind_of("graded") == Status.GRADED and kind_of("something else") is None
+
+
+def test_the_interface_comes_from_the_instructors_source():
+    """Answer cells' public functions and classes, and labkit helpers that run them in other processes."""
+    from autograder import notebooks as nbs
+    from autograder import settings
+    from autograder.run import interface
+
+    lab10 = interface(nbs.read(settings.solution_notebook("lab10-distributed")))
+    assert {"ring_allreduce", "allreduce_trials"} <= set(lab10)
+    lab11 = interface(nbs.read(settings.solution_notebook("lab11-modules")))
+    assert "seeded_worker_init" in lab11 and "loader_draws" not in lab11, \
+        "loader_draws' draws depend on how a right answer derives its seeds: it must not be judged"
+    assert not [n for n in lab10 + lab11 if n.startswith("_")]
