@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from autograder import grade, settings
+from autograder import grade, reference, settings
 from autograder import notebooks as nbs
 
 LAB = "lab01-strides"
@@ -83,6 +83,7 @@ def ours(base: Path, handins: Path, jobs: int, cold: bool) -> tuple[float, float
     name = "cold" if cold else "warm"
     course = base / name / "course"
     grade.prepare_course(LAB, course, settings.run_parameters(), fresh=True)
+    shutil.rmtree(reference.CACHE / LAB, ignore_errors=True)  # the first class builds the reference: timed
     first = make_grade(course, _class(base / name / "first-class", copies=1), base / name / "first-out", jobs, cold)
     return first, make_grade(course, handins, base / name / "out", jobs, cold)
 
