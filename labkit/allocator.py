@@ -46,7 +46,9 @@ KiB = 1024
 MiB = 1024 * KiB
 GiB = 1024 * MiB
 
-# The constants of c10/cuda/CUDACachingAllocator.cpp (c10/core/AllocatorConfig.h for kLargeBuffer).
+# The caching allocator's size classes. All but kLargeBuffer are declared in c10/core/AllocatorConfig.h,
+# which ships in every torch wheel (tests/test_labkit.py compares them); kLargeBuffer is declared in
+# c10/cuda/CUDACachingAllocator.cpp, and the header only names it for requests between 1 and 10 MiB.
 kMinBlockSize = 512  # every size is rounded up to a multiple of 512 bytes
 kSmallSize = 1 * MiB  # requests of at most 1 MiB (after rounding) use the small pool
 kSmallBuffer = 2 * MiB  # the small pool's segments are 2 MiB
