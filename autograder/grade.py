@@ -208,11 +208,11 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
         todo.append((sid, path, key))
     # One warm sandbox per slot: torch is imported once per slot, and every run (the reference's and each
     # hand-in's) is a fresh, isolated child of it (see sandbox.WarmSandbox). Started now, in the
-    # background, when there is anything to run.
+    # background, when there is anything to run here (a dask cluster runs the hand-ins elsewhere).
     warm = {s: warm_sandbox(s, notebook_timeout, threads=threads, files=files, cpus=cpus(s), source=source)
             for s in slots} \
         if sandboxed and settings.WARM_SANDBOX else {}
-    if warm and (todo or not reference.cached(lab, source_path, sandboxed)):
+    if warm and ((todo and not scheduler) or not reference.cached(lab, source_path, sandboxed)):
         for w in warm.values():
             w.start_soon()
     try:

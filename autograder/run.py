@@ -30,6 +30,8 @@ from autograder.status import Status
 from autograder.status import status as status_text
 
 RUNNER = Path(__file__).with_name("sandbox_runner.py")
+RUNNER_INSIDE = f"{sandbox.COURSE}/runner.py"  # where the sandbox sees it (bound read-only)
+RUNNER_BIND = {str(RUNNER): RUNNER_INSIDE}
 OUTPUT_LIMIT = 200_000  # characters of stdout/stderr kept per cell
 
 
@@ -207,14 +209,11 @@ def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode
             result = warm.run(payload)
         except sandbox.WarmUnavailable as e:
             notes.append(f"ran in a cold sandbox: {e}")
-    if result is not None:
-        pass
-    elif sandboxed:
+    if result is None and sandboxed:
         limits = sandbox.Limits(memory_bytes=memory_bytes, wall_seconds=notebook_timeout)
-        result = sandbox.run([sys.executable, f"{sandbox.COURSE}/runner.py"], limits, slot=slot,
-                             extra_ro={str(RUNNER): f"{sandbox.COURSE}/runner.py"}, stdin=payload, cpus=cpus,
-                             files=files, threads=threads)
-    else:
+        result = sandbox.run([sys.executable, RUNNER_INSIDE], limits, slot=slot, extra_ro=RUNNER_BIND,
+                             stdin=payload, cpus=cpus, files=files, threads=threads)
+    elif result is None:
         result = _run_insecure(payload, notebook_timeout, threads, files)
     status, records, parse_flags = read_records(result, nonce, len(cells))
     run = HandinRun(status, out, round(result.seconds, 2), result.memory_peak, flags + parse_flags, notes,
@@ -239,10 +238,9 @@ def warm_sandbox(slot: int = 0, notebook_timeout: float = 600.0, memory_bytes: i
     the lab's `source`, it leaves out the imports the lab must do itself (sandbox.warm_modules)."""
     modules = sandbox.warm_modules("\n".join(c.source for c in source.cells)) if source is not None \
         else sandbox.WARM_MODULES
-    return sandbox.WarmSandbox(f"{sandbox.COURSE}/runner.py", sandbox.Limits(memory_bytes=memory_bytes,
-                               wall_seconds=notebook_timeout), slot=slot,
-                               extra_ro={str(RUNNER): f"{sandbox.COURSE}/runner.py"}, cpus=cpus, files=files,
-                               threads=threads, modules=modules)
+    return sandbox.WarmSandbox(RUNNER_INSIDE, sandbox.Limits(memory_bytes=memory_bytes, wall_seconds=notebook_timeout),
+                               slot=slot, extra_ro=RUNNER_BIND, cpus=cpus, files=files, threads=threads,
+                               modules=modules)
 
 
 def failed_run(source: NotebookNode, release: NotebookNode, status: str) -> HandinRun:

@@ -244,13 +244,8 @@ def run(argv: list[str], limits: Limits = Limits(), slot: int = 0, extra_ro: dic
 
     def preexec():
         cg.join()
-        if cpus:  # parallel jobs each get their own cores, so their torch threads do not fight
-            os.sched_setaffinity(0, cpus)
+        _limit_this_process(limits, cpus)
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if cg.path is None:
             resource.setrlimit(resource.RLIMIT_DATA, (limits.memory_bytes, limits.memory_bytes))
 
@@ -258,11 +253,27 @@ def run(argv: list[str], limits: Limits = Limits(), slot: int = 0, extra_ro: dic
     try:
         result = run_capped(cmd, stdin, limits.wall_seconds, preexec=preexec, output_bytes=limits.output_bytes,
                             stderr_bytes=limits.stderr_bytes)
-    finally:
-        result_peak, ooms = cg.peak(), cg.ooms()
+    except BaseException:
         cg.remove()
-    result.memory_peak = result_peak
-    if not result.killed and ooms:
+        raise
+    return _with_memory_verdict(result, cg)
+
+
+def _limit_this_process(limits: Limits, cpus: set[int] | None) -> None:
+    """The limits a sandbox's first process sets before exec (inherited by all it starts)."""
+    if cpus:  # parallel jobs each get their own cores, so their torch threads do not fight
+        os.sched_setaffinity(0, cpus)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _with_memory_verdict(result: Result, cg: _MemoryCgroup) -> Result:
+    """The run's memory peak and whether the cgroup killed it; the cgroup is removed."""
+    result.memory_peak, ooms = cg.peak(), cg.ooms()
+    cg.remove()
+    if ooms and (not result.killed or result.killed.startswith("signal")):  # the OOM killer's SIGKILL
         result.killed = "memory"
     if cg.path is None:
         result.notes.append("no memory cgroup on this machine: memory capped with RLIMIT_DATA")
@@ -323,7 +334,6 @@ def warm_modules(lab_source: str) -> tuple[str, ...]:
     those that would import, too early, a module the lab sets up itself (triton, after TRITON_INTERPRET)."""
     late = {m for key, mods in LATE_IMPORTS.items() if key in lab_source for m in mods}
     return tuple(m for m in WARM_MODULES if m not in late)
-WARM_PREFIX = "warm "  # notes of a warm run
 
 
 class WarmSandbox:
@@ -342,6 +352,7 @@ class WarmSandbox:
         self.proc: subprocess.Popen | None = None
         self.sock = None
         self.starts = 0
+        self.parent_dumpable = None
         self._starting: threading.Thread | None = None
         self._start_error: BaseException | None = None
 
@@ -382,13 +393,8 @@ class WarmSandbox:
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         limits, uid = self.limits, SANDBOX_UID + self.slot if os.geteuid() == 0 else None
 
-        def preexec():
-            if self.cpus:
-                os.sched_setaffinity(0, self.cpus)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-            resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-            resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        def preexec():  # CPU time and the memory fallback are set per child (sandbox_runner.isolate)
+            _limit_this_process(limits, self.cpus)
 
         argv = [sys.executable, self.runner, "--warm", ",".join(self.modules), str(theirs.fileno())]
         # Not --die-with-parent: that follows the thread that started it, and a pool thread may. The parent
@@ -402,6 +408,7 @@ class WarmSandbox:
         self.starts += 1
         ours.settimeout(120)
         warm = json.loads(ours.recv(1 << 16) or b"{}")  # raises on timeout: the caller's run fails cleanly
+        self.parent_dumpable = warm.get("dumpable")  # 0: its memory and descriptors are closed to children
         if warm.get("event") != "warm" or not warm.get("isolation"):
             self.close()
             why = str(warm.get("why", "no answer"))[:300]
@@ -485,17 +492,11 @@ class WarmSandbox:
             status = int(free.get("status", 0))
         elif not killed:
             killed = "the warm sandbox's parent died"
+        if not killed and status is not None and status < 0:
+            killed = f"signal {-status}"
         result = Result(status if status is not None else -9, b"" if out.overflow else out.data(), err.data(),
                         time.perf_counter() - t0, killed)
-        result.memory_peak, ooms = cg.peak(), cg.ooms()
-        cg.remove()
-        if not killed and ooms:
-            result.killed = "memory"
-        elif not killed and status is not None and status < 0:
-            result.killed = f"signal {-status}"
-        if cg.path is None:
-            result.notes.append("no memory cgroup on this machine: memory capped with RLIMIT_DATA")
-        return result
+        return _with_memory_verdict(result, cg)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -563,7 +563,7 @@ def _alarm(signum, frame):
 # the grader it is free. It is not dumpable, so a hand-in can neither trace it nor read its memory; if a
 # hand-in kills it, the grader starts another. If the grader goes away, so does the sandbox.
 
-PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 4, 36
+PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 3, 4, 36
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x08000000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 0x1000, 0x4000, 1 << 18
 
@@ -571,12 +571,13 @@ MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 0x1000, 0x4000, 1 << 18
 def _libc():
     import ctypes
 
-    return ctypes, ctypes.CDLL(None, use_errno=True)
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _check(result, what):
-    ctypes, _ = _libc()
     if result != 0:
+        import ctypes
+
         err = ctypes.get_errno()
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
@@ -592,7 +593,7 @@ def _user_namespace(libc, flags):
 
 def isolate(spec):
     """Private, empty writable places for one hand-in; see the comment above."""
-    _, libc = _libc()
+    libc = _libc()
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # else /proc/self/uid_map belongs to root and cannot be written
     # Not a new network namespace: its loopback would be down (ranks rendezvous on 127.0.0.1), and the
     # sandbox's own has no way out; sockets die with the processes that hold them. IPC objects outlive
@@ -679,7 +680,7 @@ def _wait_or_orphaned(pid, sock):
 def zygote(sock_fd, warm):
     import socket
 
-    _, libc = _libc()
+    libc = _libc()
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     os.environ.setdefault("MPLBACKEND", "Agg")
@@ -710,7 +711,7 @@ def zygote(sock_fd, warm):
     why = os.read(why_r, 4096).decode("utf-8", "replace")
     os.close(why_r)
     sock.send(json.dumps({"event": "warm", "seconds": seconds, "failed": failed, "isolation": not why,
-                          "why": why}).encode())
+                          "why": why, "dumpable": libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)}).encode())
     if why:
         return 1
     while True:
