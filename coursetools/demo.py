@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import ast
 import copy
 import json
 import re
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from autograder import notebooks as nbs
 from autograder import settings
+from coursetools.catalogue import defined_names
 from coursetools.mutants import load_mutants
 
 EXPLOITS = settings.EXPLOITS
@@ -31,7 +31,7 @@ EXPLOIT_LAB = "lab01-strides"  # the exploits are written against this lab's nam
 def apply_mutant(student_nb, solution_nb, mutant):
     """A complete hand-in in which one graded function is the mutant's."""
     nb = nbs.fill_solutions(student_nb, solution_nb)
-    return replace_answer(nb, mutant.replaces, mutant.source, str(mutant.path))
+    return replace_answer(nb, mutant.replaces, mutant.source, mutant.where)
 
 
 def replace_answer(nb, name: str, source: str, what: str = ""):
@@ -41,14 +41,6 @@ def replace_answer(nb, name: str, source: str, what: str = ""):
             cell.source = source
             return nb
     raise ValueError(f"{what}: no solution cell defines {name!r}")
-
-
-def defined_names(source: str) -> set[str]:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
 
 
 def prepend_to_first_answer(nb, code: str):

@@ -185,38 +185,27 @@ def _missing_attribute(chain: str) -> str:
     return ""
 
 
-MUTANT_HEADER = re.compile(r"^# (Mutant|replaces|must fail):[ \t]*(.+)$", re.M)
-
-
-def check_mutants(lab: str, solution_nb) -> list[Problem]:
-    from coursetools.mutants import load_mutants
+def check_catalogues(lab: str, solution_nb) -> list[Problem]:
+    """The lab's mutant and alternative catalogues parse, apply to the solution and are big enough."""
+    from coursetools.mutants import load_alternatives, load_mutants
 
     problems = []
-    functions = {nbs.grade_id(c) for c in solution_nb.cells if nbs.is_solution(c)}
-    defined = set()
-    for c in solution_nb.cells:
-        if nbs.is_solution(c):
-            try:
-                defined |= {n.name for n in ast.parse(nbs.strip_solution_markers(c.source)).body
-                            if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-            except SyntaxError:
-                pass
     tests = {nbs.grade_id(c) for c in solution_nb.cells if nbs.is_test(c)}
-    mutants = load_mutants(lab, strict=False)
-    for m in mutants:
-        if m.error:
-            problems.append(Problem(m.path, "", m.error))
-            continue
-        if m.replaces not in defined | functions:
-            problems.append(Problem(m.path, "header", f"replaces {m.replaces!r}, which no solution cell defines"))
-        for gid in m.must_fail:
+    mutants, alternatives = load_mutants(lab, strict=False), load_alternatives(lab, strict=False)
+    for e in mutants + alternatives:
+        if e.error:
+            problems.append(Problem(e.path, e.name, e.error))
+        for gid in e.must_fail:
             if gid not in tests:
-                problems.append(Problem(m.path, "header", f"must fail {gid!r}, which is not a test cell "
-                                                          f"of {lab} (test cells: {', '.join(sorted(tests))})"))
-    n = len(mutants)
+                problems.append(Problem(e.path, e.name, f"must fail {gid!r}, which is not a test cell "
+                                                        f"of {lab} (test cells: {', '.join(sorted(tests))})"))
     need = 8 if lab.startswith("lab06") else 6
-    if n < need:
-        problems.append(Problem(settings.MUTANTS / lab, "", f"{n} mutants, the design asks for at least {need}"))
+    if len(mutants) < need:
+        problems.append(Problem(settings.MUTANTS / f"{lab}.md", "",
+                                f"{len(mutants)} mutants, the design asks for at least {need}"))
+    if len(alternatives) < 2:
+        problems.append(Problem(settings.ALTERNATIVES / f"{lab}.md", "",
+                                f"{len(alternatives)} correct alternatives, the design asks for at least 2"))
     return problems
 
 
@@ -230,7 +219,7 @@ def lint_notebook(path: Path, kind: str) -> list[Problem]:
     problems += check_gpu_cells(path, nb)
     if kind == "solution":
         problems += check_nbgrader(path, nb)
-        problems += check_mutants(path.parent.name, nb)
+        problems += check_catalogues(path.parent.name, nb)
     return problems
 
 

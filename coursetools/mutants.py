@@ -1,59 +1,41 @@
-"""Mutants: plausible wrong answers that must lose points on the test they name.
+"""Mutants and alternatives: answers that must lose points, and answers that must not.
 
-A mutant is `tests/fixtures/mutants/<lab>/<name>.py`, starting with
-
-    # Mutant: <the plausible mistake, one line>
-    # replaces: <the graded function or class it redefines>
-    # must fail: <grade_id>[, <grade_id> ...]
-
-followed by the wrong definition. `evaluate_solution` runs the solution notebook
-once in one kernel, checks it scores full marks, then for each mutant executes
-the mutant's source (redefining one function), re-runs every test cell and
-restores the solution. A mutant is caught when every grade_id it names loses
-its points and the kernel survived.
+Both come from the lab's catalogues (`coursetools/catalogue.py` reads them):
+`tests/fixtures/mutants/<lab>.md` and `tests/fixtures/alternatives/<lab>.md`.
+`evaluate_solution` runs the solution notebook once in one kernel, checks it scores
+full marks, then for each entry executes its source (redefining one answer cell), re-runs
+every test cell and restores the solution. A mutant is caught when every grade_id it
+names loses its points and the kernel survived; an alternative holds when no test
+cell loses points.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from autograder import notebooks as nbs
 from autograder import settings
+from coursetools.catalogue import Entry, read_catalogue
 from coursetools.execute import DeadKernelError, KernelSession
 
-HEADER = re.compile(r"^#\s*(Mutant|replaces|must fail)\s*:\s*(.+?)\s*$", re.M | re.I)
+Mutant = Entry
 
 
-@dataclass(frozen=True)
-class Mutant:
-    name: str
-    path: Path
-    description: str
-    replaces: str
-    must_fail: tuple[str, ...]
-    source: str
-    error: str = ""  # a malformed header, explained
+def _load(kind: str, lab: str, strict: bool) -> list[Entry]:
+    entries = read_catalogue(kind, lab)
+    bad = [e for e in entries if e.error]
+    if strict and bad:
+        raise ValueError("\n".join(f"{e.where}: {e.error}" for e in bad))
+    return entries
 
 
-def load_mutants(lab: str, strict: bool = True) -> list[Mutant]:
-    out = []
-    for path in sorted((settings.MUTANTS / lab).glob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        head = {k.lower(): v for k, v in HEADER.findall("\n".join(source.splitlines()[:10]))}
-        missing = [k for k in ("mutant", "replaces", "must fail") if k not in head]
-        error = ""
-        if missing:
-            error = (f"mutant header lacks {', '.join(repr(m + ':') for m in missing)}; fix: start the file "
-                     "with '# Mutant: ...', '# replaces: <function>', '# must fail: <grade_id>'")
-            if strict:
-                raise ValueError(f"{path}: {error}")
-        out.append(Mutant(path.stem, path, head.get("mutant", ""), head.get("replaces", ""),
-                          tuple(g.strip() for g in head.get("must fail", "").split(",") if g.strip()),
-                          source, error))
-    return out
+def load_mutants(lab: str, strict: bool = True) -> list[Entry]:
+    return _load("mutants", lab, strict)
+
+
+def load_alternatives(lab: str, strict: bool = True) -> list[Entry]:
+    return _load("alternatives", lab, strict)
 
 
 @dataclass
@@ -81,6 +63,7 @@ class SolutionRun:
     rerun_problems: list[str] = field(default_factory=list)  # test cells that are not self-contained
     skipped_gpu: int = 0
     mutants: list[MutantResult] = field(default_factory=list)
+    alternatives: list[MutantResult] = field(default_factory=list)  # `failed` must stay empty
     mutant_seconds: float = 0.0
     executed_path: str = ""
 
@@ -116,7 +99,9 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
         for gid, ok, msg in _drive(session, "", tests, answers)[1]:
             if not ok:
                 run.rerun_problems.append(f"{gid}: {msg}")
-        for mutant in load_mutants(lab):
+        entries = [(run.mutants, m) for m in load_mutants(lab)] + \
+            [(run.alternatives, a) for a in load_alternatives(lab)]
+        for results, mutant in entries:
             result = MutantResult(mutant.name, mutant.must_fail, ())
             try:
                 broken, outcomes = _drive(session, mutant.source, tests, answers)
@@ -128,7 +113,7 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
                 session.restart()
                 session.run_notebook()
                 session.run_source(DRIVER)
-            run.mutants.append(result)
+            results.append(result)
         run.mutant_seconds = time.perf_counter() - t0
     finally:
         session.stop()

@@ -3,7 +3,8 @@
 1. the solution runs top to bottom and its hand-in autogrades to full marks;
 2. the untouched student notebook autogrades to 0;
 3. every mutant loses points on the test it names, without crashing the kernel;
-4. labs/ equals a fresh regeneration from solutions/.
+4. every correct alternative keeps full marks, in the kernel and through the real grader;
+5. labs/ equals a fresh regeneration from solutions/.
 
 Work runs as independent jobs in a process pool (one job = one kernel or one
 nbgrader run), so the whole course fits the CI budget on 2 cores.
@@ -27,6 +28,8 @@ class GradingRun:
     seconds: float = 0.0
     solution: object = None  # grade.SubmissionGrade of the filled-in student notebook
     blank: object = None  # grade.SubmissionGrade of the untouched student notebook
+    # (names of the alternatives in one hand-in, its grade.SubmissionGrade): at most one alternative per answer cell
+    alternatives: list = field(default_factory=list)
     out_of_sync: str = ""
 
 
@@ -59,7 +62,8 @@ class LabQuality:
 
     def problems(self) -> dict[str, list[str]]:
         """check name -> what is wrong (empty lists mean the check passed)."""
-        p: dict[str, list[str]] = {"solution": [], "blank": [], "mutants": [], "sync": [], "time": []}
+        p: dict[str, list[str]] = {"solution": [], "blank": [], "mutants": [], "alternatives": [], "sync": [],
+                                   "time": []}
         p["solution"] += self.errors
         s, g = self.solution, self.grading
         if s:
@@ -80,6 +84,11 @@ class LabQuality:
                     why = (f"did not lose points on {', '.join(missed)} "
                            f"(tests it failed: {', '.join(m.failed) or 'none'})")
                 p["mutants"].append(f"mutant {m.name} {why}")
+            for a in s.alternatives:
+                if a.crashed or a.broken or a.failed:
+                    why = ("crashed the kernel" if a.crashed else f"its own source fails to run: {a.broken}"
+                           if a.broken else f"lost points on {', '.join(a.failed)}")
+                    p["alternatives"].append(f"alternative {a.name} (a right answer) {why}")
         if g:
             if g.solution is None or g.solution.status != "graded" or g.solution.score != g.solution.max_score:
                 got = f"{g.solution.score:g}/{g.solution.max_score:g} ({g.solution.status})" if g.solution else "none"
@@ -90,6 +99,13 @@ class LabQuality:
                 earned = [f"{k} {v[0]:g}" for k, v in (g.blank.cells if g.blank else {}).items() if v[0] > 0]
                 p["blank"].append(f"untouched hand-in autograded to {g.blank.score if g.blank else '?'}, expected 0; "
                                   f"tests that give points for no work: {earned}")
+            for names, r in g.alternatives:
+                if r is None or r.status != "graded" or r.score != r.max_score:
+                    lost = [f"{k} {v[0]:g}/{v[1]:g}" for k, v in (r.cells if r else {}).items() if v[0] < v[1]]
+                    p["alternatives"].append(
+                        f"a hand-in with the alternatives {', '.join(names)} autograded to "
+                        f"{f'{r.score:g}/{r.max_score:g} ({r.status})' if r else 'nothing'}, expected full marks; "
+                        f"lost: {lost}")
             if g.out_of_sync:
                 p["sync"].append(g.out_of_sync)
         return p
@@ -130,11 +146,40 @@ def _grading_job(lab: str, params: dict, threads: int) -> GradingRun:
     nbs.write(nbs.fill_solutions(student, nbs.read(settings.solution_notebook(lab))),
               handins / "solution" / f"{lab}.ipynb")
     nbs.write(student, handins / "blank" / f"{lab}.ipynb")
-    subs = {sid: handins / sid / f"{lab}.ipynb" for sid in ("solution", "blank")}
+    groups = alternative_handins(lab, student)
+    for k, (_, nb) in enumerate(groups):
+        nbs.write(nb, handins / f"alternatives{k + 1}" / f"{lab}.ipynb")
+    sids = ["solution", "blank"] + [f"alternatives{k + 1}" for k in range(len(groups))]
+    subs = {sid: handins / sid / f"{lab}.ipynb" for sid in sids}
     results = {r.student_id: r for r in grade.grade_prepared(lab, subs, course, jobs=threads)}
     run.solution, run.blank = results.get("solution"), results.get("blank")
+    run.alternatives = [(names, results.get(f"alternatives{k + 1}")) for k, (names, _) in enumerate(groups)]
     run.seconds = time.perf_counter() - t0
     return run
+
+
+def alternative_handins(lab: str, student) -> list[tuple[list[str], object]]:
+    """Hand-ins that carry the lab's correct alternatives, as few as possible: each holds at most
+    one alternative per answer cell, the other cells answered as the solution does."""
+    from autograder import notebooks as nbs
+    from coursetools.catalogue import defined_names
+    from coursetools.demo import replace_answer
+    from coursetools.mutants import load_alternatives
+
+    full = nbs.fill_solutions(student, nbs.read(settings.solution_notebook(lab)))
+    groups: list[tuple[list[str], object, set]] = []
+    for alt in load_alternatives(lab):
+        cell = next(nbs.grade_id(c) for c in full.cells
+                    if nbs.is_solution(c) and alt.replaces in defined_names(c.source))
+        group = next((g for g in groups if cell not in g[2]), None)
+        if group is None:
+            group = ([], full, set())
+            groups.append(group)
+        group[0].append(alt.name)
+        group[2].add(cell)
+        groups[groups.index(group)] = (group[0], replace_answer(group[1], alt.replaces, alt.source, alt.where),
+                                       group[2])
+    return [(names, nb) for names, nb, _ in groups]
 
 
 def _course_job(path: str, params: dict, threads: int) -> CourseRun:
@@ -193,7 +238,8 @@ def run_all(labs: list[str] | None = None, course: bool | list[Path] = True, job
 
 
 def format_table(report: QualityReport) -> str:
-    head = f"{'lab':<22}{'solution':>10}{'run':>10}{'blank':>7}{'mutants':>9}{'seconds':>9}{'GPU skipped':>13}  status"
+    head = (f"{'lab':<22}{'solution':>10}{'run':>10}{'blank':>7}{'mutants':>9}{'alternatives':>14}{'seconds':>9}"
+            f"{'GPU skipped':>13}  status")
     lines = ["lab quality", head, "-" * len(head)]
     for q in report.labs:
         s, g = q.solution, q.grading
@@ -201,15 +247,18 @@ def format_table(report: QualityReport) -> str:
         ran = f"{s.score:g}/{s.max_score:g}" if s else "-"
         blank = f"{g.blank.score:g}" if g and g.blank else "-"
         mut = f"{sum(m.caught for m in s.mutants)}/{len(s.mutants)}" if s else "-"
+        alts = f"{sum(not (a.failed or a.crashed or a.broken) for a in s.alternatives)}/{len(s.alternatives)}" \
+            if s else "-"
         bad = [k for k, v in q.problems().items() if v]
         status = "ok" if not bad else "FAIL: " + ", ".join(bad)
-        lines.append(f"{q.lab:<22}{sol:>10}{ran:>10}{blank:>7}{mut:>9}{q.seconds:>9.1f}"
+        lines.append(f"{q.lab:<22}{sol:>10}{ran:>10}{blank:>7}{mut:>9}{alts:>14}{q.seconds:>9.1f}"
                      f"{(s.skipped_gpu if s else 0):>13}  {status}")
         untested = q.untested()
         if untested:
             lines.append(f"{'':<22}graded tests no mutant fails: {', '.join(untested)}")
     lines.append("  solution = the filled-in student notebook autograded by nbgrader; run = the solution "
-                 "notebook's own test cells")
+                 "notebook's own test cells; alternatives = right answers written differently, full marks both in "
+                 "the kernel and through the grader")
     if report.course:
         lines += ["", "course notebooks", "-" * len(head)]
         for c in sorted(report.course, key=lambda c: c.path):

@@ -454,7 +454,7 @@ def test_dask_executor_gives_the_same_grades_and_feedback_as_a_local_run(tmp_pat
 def test_no_solution_or_mutant_trips_the_static_screen():
     """The screen flags tampering, not honest answers: every lab's solution cells and every mutant pass it."""
     from autograder import screen
-    from coursetools.mutants import load_mutants
+    from coursetools.mutants import load_alternatives, load_mutants
 
     tripped = []
     for lab in settings.labs():
@@ -462,6 +462,6 @@ def test_no_solution_or_mutant_trips_the_static_screen():
         first = next(i for i, c in enumerate(cells) if nbs.is_solution(c))
         protected = screen.bound_names([c.source for c in cells[:first]])
         answers = [("solution", c.source) for c in cells if nbs.is_solution(c)]
-        answers += [(m.path.name, m.source) for m in load_mutants(lab)]
+        answers += [(m.where, m.source) for m in load_mutants(lab) + load_alternatives(lab)]
         tripped += [f"{lab}/{name}: {flags[0]}" for name, src in answers if (flags := screen.screen([src], protected))]
     assert not tripped, "honest code flagged as tampering:\n" + "\n".join(tripped)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import nbformat
+import pytest
 
 from autograder import settings
 from coursetools import mutants
@@ -28,22 +29,35 @@ def tiny_lab(root):
     ]
     (root / "solutions" / LAB).mkdir(parents=True)
     nbformat.write(nb, str(root / "solutions" / LAB / f"{LAB}.ipynb"))
-    m = root / "mutants" / LAB
-    m.mkdir(parents=True)
-    head = "# Mutant: {d}\n# replaces: double\n# must fail: {f}\n"
-    (m / "caught.py").write_text(head.format(d="adds", f="test_double, hidden_double") + "def double(x):\n"
-                                 "    return x + 1\n")
-    (m / "missed.py").write_text(head.format(d="abs", f="test_double") + "def double(x):\n    return 2 * abs(x)\n")
-    (m / "broken.py").write_text(head.format(d="syntax", f="test_double") + "def double(x)\n    return x\n")
-    (m / "crash.py").write_text(head.format(d="kills the kernel", f="test_double") +
-                                "import os\ndef double(x):\n    os._exit(1)\n")
-    (m / "z_after_crash.py").write_text(head.format(d="zero", f="test_double") + "def double(x):\n    return 0\n")
+    (root / "mutants").mkdir()
+    (root / "mutants" / f"{LAB}.md").write_text(MUTANTS)
+    (root / "alternatives").mkdir()
+    (root / "alternatives" / f"{LAB}.md").write_text(ALTERNATIVES)
+
+
+def entry(name, idea, code, must_fail="", form="python"):
+    fail = f"- must fail: {must_fail}\n" if must_fail else ""
+    return f"## {name}\n{idea}\n\n- replaces: double\n{fail}\n```{form}\n{code}```\n\n"
+
+
+MUTANTS = "# Mutants of the tiny lab\n\n" + "".join([
+    entry("caught", "adds", "-    return 2 * x\n+    return x + 1\n", "test_double, hidden_double", "diff"),
+    entry("missed", "abs", "def double(x):\n    return 2 * abs(x)\n", "test_double"),
+    entry("broken", "syntax", "def double(x)\n    return x\n", "test_double"),
+    entry("crash", "kills the kernel", "import os\ndef double(x):\n    os._exit(1)\n", "test_double"),
+    entry("z_after_crash", "zero", "def double(x):\n    return 0\n", "test_double"),
+])
+ALTERNATIVES = "".join([
+    entry("adds_itself", "x + x", " def double(x):\n-    return 2 * x\n+    return x + x\n", form="diff"),
+    entry("shifts", "a left shift: right for the ints the contract allows", "def double(x):\n    return x << 1\n"),
+])
 
 
 def test_runner_tells_caught_missed_broken_and_crashed_apart(tmp_path, monkeypatch):
     tiny_lab(tmp_path)
     monkeypatch.setattr(settings, "SOLUTIONS", tmp_path / "solutions")
     monkeypatch.setattr(settings, "MUTANTS", tmp_path / "mutants")
+    monkeypatch.setattr(settings, "ALTERNATIVES", tmp_path / "alternatives")
     monkeypatch.setattr(settings, "EXECUTED", tmp_path / "executed")
     run = mutants.evaluate_solution(LAB)
     assert (run.score, run.max_score) == (3, 3) and not run.cell_errors and not run.rerun_problems
@@ -54,11 +68,38 @@ def test_runner_tells_caught_missed_broken_and_crashed_apart(tmp_path, monkeypat
     assert res["crash"].crashed and not res["crash"].caught
     # the runner restarted the kernel and went on
     assert res["z_after_crash"].caught
+    alts = {a.name: a for a in run.alternatives}
+    assert alts["adds_itself"].failed == () and not alts["adds_itself"].broken
+    assert alts["shifts"].failed == () and not alts["shifts"].crashed  # the tests use ints only
 
 
-def test_malformed_header_is_explained(tmp_path, monkeypatch):
-    (tmp_path / LAB).mkdir()
-    (tmp_path / LAB / "m.py").write_text("# replaces: double\ndef double(x):\n    return x\n")
-    monkeypatch.setattr(settings, "MUTANTS", tmp_path)
-    [m] = mutants.load_mutants(LAB, strict=False)
-    assert "'mutant:'" in m.error and "'must fail:'" in m.error
+def test_malformed_entries_are_explained(tmp_path, monkeypatch):
+    tiny_lab(tmp_path)
+    monkeypatch.setattr(settings, "SOLUTIONS", tmp_path / "solutions")
+    monkeypatch.setattr(settings, "MUTANTS", tmp_path / "mutants")
+    (tmp_path / "mutants" / f"{LAB}.md").write_text(
+        "## no_fields\nforgets the fields\n\n```python\ndef double(x):\n    return x\n```\n"
+        "## stale_diff\nthe solution changed under it\n\n- replaces: double\n- must fail: test_double\n\n"
+        "```diff\n-    return 3 * x\n+    return x\n```\n"
+        "## unknown_function\nnames a function the lab lacks\n\n- replaces: triple\n- must fail: test_double\n\n"
+        "```python\ndef triple(x):\n    return x\n```\n")
+    errors = {m.name: m.error for m in mutants.load_mutants(LAB, strict=False)}
+    assert "'- replaces: <function>'" in errors["no_fields"] and "'- must fail:" in errors["no_fields"]
+    assert "does not apply" in errors["stale_diff"] and "occur 0 times" in errors["stale_diff"]
+    assert "no solution cell" in errors["unknown_function"]
+
+
+def test_a_diff_edits_only_the_function_it_replaces():
+    from coursetools.catalogue import apply_diff
+
+    cell = "def helper(x):\n    return x\n\n\ndef double(x):\n    return 2 * helper(x)\n"
+    assert apply_diff(cell, "-    return 2 * helper(x)\n+    return helper(x) + 1", inside="double") == \
+        "def helper(x):\n    return x\n\n\ndef double(x):\n    return helper(x) + 1\n"
+    with pytest.raises(ValueError, match="outside the definition"):
+        apply_diff(cell, "-    return x\n+    return 0", inside="double")
+    with pytest.raises(ValueError, match="occur 2 times"):
+        apply_diff("def double(x):\n    y = x\n    y = x\n    return y\n", "-    y = x\n+    y = 2 * x",
+                   inside="double")
+    # hunks apply in order; a context line anchors an insertion
+    two = " def double(x):\n+    x = int(x)\n@@\n-    return 2 * helper(x)\n+    return helper(x) * 2"
+    assert apply_diff(cell, two, inside="double").endswith("def double(x):\n    x = int(x)\n    return helper(x) * 2\n")
