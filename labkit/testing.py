@@ -1,13 +1,27 @@
-"""Checks used by the labs' test cells.
+"""Checks used by the labs' test cells: the one home of the generic checks.
 
 Every failure says what was expected, what came back and the likely cause, so a
 learner reading a red cell knows where to look. The checks never trust the
 object under test: types are checked before values, so an answer object whose
 `__eq__` always returns True cannot pass for a tuple or a tensor.
+
+The generic set, used by every lab, takes `what` (the call being checked, as the
+learner would write it), the value that came back and the expected value, and
+everything else by keyword:
+
+    check_int, check_bool, check_int_tuple     exact Python values
+    check_float(..., rel=, abs=)               a Python float (inf and nan handled)
+    check_tensor(..., rtol=, atol=, ulps=)     a real tensor: shape, dtype, device, values
+    check_close(..., rtol=, atol=)             check_tensor with a tolerance that must be stated
+    check_gradients(..., rtol=, atol=)         one gradient per input, in order
+    check_raises(what, exc_type, fn, *args)    the error a rule asks for, never a stub's
+
+Lab modules (labkit.allocator, labkit.amp, ...) hold only the checks of their own topic.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -47,7 +61,7 @@ def call(what: str, fn: Callable, *args, **kwargs):
         ) from None
 
 
-def check_int_tuple(what: str, got: Any, expected: Sequence[int], cause: str = "") -> None:
+def check_int_tuple(what: str, got: Any, expected: Sequence[int], *, cause: str = "") -> None:
     """`got` must be a real tuple of real ints equal to `expected`."""
     if type(got) is not tuple:
         fail(what, tuple(expected), got, f"return a tuple, not a {type(got).__name__}")
@@ -60,16 +74,21 @@ def check_int_tuple(what: str, got: Any, expected: Sequence[int], cause: str = "
         fail(what, tuple(expected), got, cause)
 
 
-def check_int(what: str, got: Any, expected: int, cause: str = "") -> None:
+def check_int(what: str, got: Any, expected: int, *, cause: str = "") -> None:
     if type(got) is not int:
         fail(what, expected, got, f"return a Python int, not a {type(got).__name__}")
     if got != expected:
         fail(what, expected, got, cause)
 
 
-def check_bool(what: str, got: Any, expected: bool, cause: str = "") -> None:
+def check_bool(what: str, got: Any, expected: bool, *, cause: str = "") -> None:
+    """`got` must be the Python bool `expected` (numpy.bool_ and 0/1 do not count)."""
     if type(got) is not bool:
-        fail(what, expected, got, f"return True or False, not a {type(got).__name__}")
+        kind = f"{type(got).__module__}.{type(got).__qualname__}" if type(got).__module__ != "builtins" \
+            else type(got).__name__
+        fail(what, expected, f"{got!r} of type {kind}",
+             "return True or False: a NumPy or tensor comparison gives numpy.bool_ or a tensor, convert it "
+             "with bool(...)")
     if got is not expected:
         fail(what, expected, got, cause)
 
@@ -104,15 +123,19 @@ def check_view(what: str, got: Any, expected: torch.Tensor, base: torch.Tensor) 
 
 
 def check_raises(what: str, exc_type: type[BaseException], fn: Callable, *args,
-                 cause: str = "check the input before building the view", **kwargs) -> str:
-    """`fn(*args)` must raise `exc_type` (but not the NotImplementedError of a stub,
-    which is a RuntimeError subclass). Returns the error message. `cause` is the
-    hint shown when nothing was raised."""
+                 cause: str = "check the input before building the view", needs_message: bool = False,
+                 **kwargs) -> str:
+    """`fn(*args, **kwargs)` must raise `exc_type` (but not the NotImplementedError of a stub,
+    which is a RuntimeError subclass). Returns the error message. `cause` is the hint
+    shown when nothing was raised; `needs_message`: an empty message fails too."""
     try:
         fn(*args, **kwargs)
     except NotImplementedError as exc:
         fail(what, f"{exc_type.__name__}", f"NotImplementedError({exc})", not_implemented_hint(exc))
     except exc_type as exc:
+        if needs_message and not str(exc).strip():
+            fail(f"{what}: error message", "a message that names the problem", str(exc),
+                 f"raise {exc_type.__name__}('...') with a message")
         return str(exc)
     except Exception as exc:  # noqa: BLE001
         fail(what, f"{exc_type.__name__}", f"{type(exc).__name__}({exc})",
@@ -210,3 +233,99 @@ def random_view(rng: random.Random, shape: Sequence[int], dtype: torch.dtype = t
     view = base[tuple(slice(st, st + s * k, k) for s, k, st in zip(shape, steps, starts))]
     assert tuple(view.shape) == shape
     return view
+
+
+# ---- numbers, tensors, gradients: the generic checks every lab uses ---------------------------------
+
+def check_float(what: str, got: Any, expected: float, *, rel: float = 0.0, abs: float = 0.0,  # noqa: A002
+                cause: str = "") -> None:
+    """`got` must be a Python float (not a bool, int, numpy or tensor scalar) within `rel`
+    (relative) or `abs` of `expected`; inf must match inf of the same sign, nan matches nan."""
+    if type(got) is not float:
+        fail(what, expected, got, f"return a Python float, not a {type(got).__name__} "
+                                  "(call float(...) on a tensor or numpy value)")
+    if math.isnan(expected) or math.isnan(got) or math.isinf(expected) or math.isinf(got):
+        if not (got == expected or (math.isnan(expected) and math.isnan(got))):
+            fail(what, expected, got, cause)
+        return
+    if not math.isclose(got, expected, rel_tol=rel, abs_tol=abs):
+        fail(what, expected, got, cause)
+
+
+def _ordered_bits(x: torch.Tensor) -> torch.Tensor:
+    """float32 bit patterns mapped to integers that grow with the value (distance = ulps)."""
+    bits = x.contiguous().view(torch.int32).long()
+    return torch.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+
+
+def check_tensor(what: str, got: Any, expected: torch.Tensor, *, rtol: float = 0.0, atol: float = 0.0,
+                 ulps: int | None = None, device: bool = True, cause: str = "") -> None:
+    """`got` must be a real torch.Tensor (a subclass that overrides `==` does not count) with
+    `expected`'s shape, dtype and device, and its values:
+
+    - equal, by default (nan where `expected` has nan; -0.0 equals 0.0);
+    - within `rtol`/`atol` when either is given (computed in float64);
+    - within `ulps` units in the last place, for float32 (0: bit for bit).
+
+    The failure names how many elements differ and shows the first one.
+    """
+    if not isinstance(got, torch.Tensor) or type(got).__eq__ is not torch.Tensor.__eq__:
+        fail(what, f"a torch.Tensor of dtype {expected.dtype}", type(got).__name__,
+             "return the tensor itself, not a number, list or numpy array")
+    if tuple(got.shape) != tuple(expected.shape):
+        fail(f"{what}: shape", tuple(expected.shape), tuple(got.shape), cause or "the result has the wrong shape")
+    if got.dtype != expected.dtype:
+        fail(f"{what}: dtype", expected.dtype, got.dtype,
+             cause or "allocate the result with the dtype the contract names (often the input's: dtype=x.dtype)")
+    if device and got.device != expected.device:
+        fail(f"{what}: device", expected.device, got.device, "keep the result on the device its input came from")
+    if expected.numel() == 0:
+        return
+    g, e = got.detach().cpu(), expected.detach().cpu()
+    if ulps is not None and e.dtype == torch.float32:
+        bad = (_ordered_bits(g) - _ordered_bits(e)).abs() > ulps
+        bad &= ~(g.isnan() & e.isnan())
+    elif e.is_floating_point() or e.is_complex():
+        gd, ed = (g.to(torch.complex128), e.to(torch.complex128)) if e.is_complex() else (g.double(), e.double())
+        if rtol or atol:
+            bad = ~torch.isclose(gd, ed, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            bad = ~((gd == ed) | (gd.isnan() & ed.isnan()))
+    else:
+        bad = g != e
+    if not bool(bad.any()):
+        return
+    where = tuple(int(i) for i in bad.nonzero()[0])
+    tol = f" (within rtol={rtol:g}, atol={atol:g})" if rtol or atol else f" (within {ulps} ulps)" if ulps else ""
+    fail(f"{what}: values ({int(bad.sum())} of {e.numel()} elements differ; the first at index {where})",
+         f"{e[where].item()!r}{tol}", g[where].item(), cause)
+
+
+def check_close(what: str, got: Any, expected: torch.Tensor, *, rtol: float, atol: float, device: bool = True,
+                cause: str = "") -> None:
+    """check_tensor with a tolerance, which every caller states (there is no silent default)."""
+    check_tensor(what, got, expected, rtol=rtol, atol=atol, device=device, cause=cause)
+
+
+def check_gradients(what: str, got: Any, expected: Sequence[torch.Tensor | None], *, kind: type = tuple,
+                    rtol: float = 0.0, atol: float = 0.0, cause: str = "") -> None:
+    """`got` must be a `kind` (tuple or list) with one entry per expected gradient, in order:
+    None exactly where `expected` has None, else a tensor that passes check_tensor against it
+    (with the tolerance given) and does not itself require grad."""
+    if type(got) is not kind:
+        fail(f"{what}: return type", f"a {kind.__name__} of {len(expected)} gradients", type(got).__name__,
+             f"return {kind.__name__}(...) with one gradient per input, in order")
+    if len(got) != len(expected):
+        fail(f"{what}: number of gradients", len(expected), len(got), "one gradient per input, in order")
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if e is None:
+            if g is not None:
+                fail(f"{what}: gradient {i}", None, type(g).__name__, cause or "this input gets no gradient")
+            continue
+        if g is None:
+            fail(f"{what}: gradient {i}", f"a tensor of shape {tuple(e.shape)}", None,
+                 cause or "this input has a gradient")
+        check_tensor(f"{what}: gradient {i}", g, e, rtol=rtol, atol=atol, cause=cause)
+        if g.requires_grad and not e.requires_grad:
+            fail(f"{what}: gradient {i} requires_grad", False, True,
+                 "compute gradients under torch.no_grad() unless a graph of the gradient was asked for")
