@@ -16,6 +16,9 @@ Everything here works with any object that has the lab's interface
   so a learner sees which block of which segment differs.
 - Pictures: `plot_timeline` (allocated vs reserved memory over a trace) and
   `plot_segments` (every segment as a bar, its blocks coloured by state).
+- `replay_growing_tensor`: what the allocator reserves for one tensor that keeps growing, by default,
+  with `garbage_collection_threshold` and with `expandable_segments` (a workload simple enough to
+  follow the C++ source without the lab's simulator).
 - `recorded_walkthrough()`: the walkthrough's experiment (a training trace on an ample and a
   tight device, under four allocator configurations) as recorded once with the reference
   simulator, so the walkthrough can plot it without an allocator; the lab's last cell checks
@@ -39,7 +42,7 @@ __all__ = [
     "training_trace", "random_trace", "replay", "describe_event", "describe_segments", "show_address",
     "check_address", "check_layout", "check_stats",
     "plot_timeline", "plot_segments", "WALKTHROUGH", "walkthrough_trace", "run_walkthrough",
-    "record_walkthrough", "recorded_walkthrough",
+    "record_walkthrough", "recorded_walkthrough", "replay_growing_tensor",
 ]
 
 KiB = 1024
@@ -496,6 +499,106 @@ def plot_segments(segments: list[dict], ax=None, title: str | None = None, max_s
     if title or note:
         ax.set_title((title or "") + note, fontsize=10)
     return ax
+
+
+# ---------------------------------------------------------------- two knobs, on one growing tensor
+
+def replay_growing_tensor(sizes: Sequence[int], capacity: int, *, garbage_collection_threshold: float = 0.0,
+                          expandable_segments: bool = False, page_size: int = kLargeBuffer) -> dict[str, Any]:
+    """What PyTorch's CUDA caching allocator reserves for one workload: a tensor that keeps growing.
+
+    Step k allocates `sizes[k]` bytes on stream 0 and frees them before step k + 1 (an activation
+    whose batch grows, a buffer re-created larger), in a process limited to `capacity` bytes, as by
+    `torch.cuda.set_per_process_memory_fraction`. The sizes must be multiples of 2 MiB, at least
+    10 MiB and strictly increasing. Then every request goes to the large pool and gets a segment of
+    exactly its size, and no cached block is ever large enough for the next request: best fit,
+    splitting and merging (the lab's work) never come into play, and this function can follow
+    `c10/cuda/CUDACachingAllocator.cpp` with a list of cached segment sizes. What is left is what
+    the options change:
+
+    - by default each step creates a segment (`cudaMalloc`); when the next one would pass
+      `capacity`, every cached segment is released (`release_cached_blocks`, what `empty_cache()`
+      does) and the allocation is retried, counted in `num_alloc_retries`;
+    - `garbage_collection_threshold=t` (0 < t < 1): before creating a segment, when reserved memory
+      exceeds `t * capacity`, `garbage_collect_cached_blocks` releases the cached whole segments at
+      least as old as their average age, and repeats with the survivors until it has released at
+      least the excess. A block's age is the number of requests that have searched the large pool
+      since it was cached;
+    - `expandable_segments=True`: one segment whose mapped size grows by `page_size` pages (the
+      large pool's, 20 MiB by default) when the free block at its start is too small; on a retry
+      the free pages are unmapped instead of segments released.
+
+    Returns lists with one value per step, taken after the step's allocation: "reserved_bytes",
+    "segments" (how many segments `torch.cuda.memory_snapshot()` lists) and "gc_released" (bytes the
+    garbage collection released before the allocation); and the final "num_alloc_retries",
+    "num_device_alloc" and "num_device_free". Raises RuntimeError where PyTorch runs out of memory.
+    """
+    sizes = [int(s) for s in sizes]
+    if (any(s % kRoundLarge or s < kMinLargeAlloc for s in sizes)
+            or any(a >= b for a, b in zip(sizes, sizes[1:]))):
+        raise ValueError("sizes must be multiples of 2 MiB, at least 10 MiB, and strictly increasing")
+    if not 0.0 <= garbage_collection_threshold < 1.0:
+        raise ValueError("garbage_collection_threshold must be in [0, 1)")
+    gc_limit = int(garbage_collection_threshold * capacity)  # size_t(threshold * allowed_memory_maximum)
+    run: dict[str, Any] = {"reserved_bytes": [], "segments": [], "gc_released": []}
+    retries = device_alloc = device_free = 0
+    reserved = 0
+    requests = 0  # the large pool's get_free_blocks_call_count (counted only when garbage collection is on)
+    cached: list[tuple[int, int]] = []  # default: (size, requests when it was cached) of each free segment
+    mapped = 0  # expandable: bytes mapped in the one segment, all of them free between two steps
+
+    def out_of_memory(size: int) -> RuntimeError:
+        return RuntimeError(f"out of memory: tried to allocate {format_size(size)} with {format_size(reserved)} "
+                            f"reserved of {format_size(capacity)} allowed")
+
+    for size in sizes:
+        if garbage_collection_threshold > 0:
+            requests += 1
+        released = 0
+        if expandable_segments:
+            if mapped < size:  # the free block is too small: map pages after it
+                if reserved + size > capacity:  # alloc_block's check, then release_cached_blocks and retry
+                    if mapped:
+                        reserved, mapped, device_free = reserved - mapped, 0, device_free + 1
+                    retries += 1
+                    if reserved + size > capacity:
+                        raise out_of_memory(size)
+                grow = -(-(size - mapped) // page_size) * page_size
+                mapped, reserved, device_alloc = mapped + grow, reserved + grow, device_alloc + 1
+            segments = 1  # one contiguous mapped range
+        else:
+            if garbage_collection_threshold > 0 and reserved > gc_limit:
+                released, freed = _collect_garbage(cached, requests, reserved - gc_limit)
+                reserved, device_free = reserved - released, device_free + freed
+            if reserved + size > capacity:
+                reserved -= sum(s for s, _ in cached)
+                device_free += len(cached)
+                cached.clear()
+                retries += 1
+                if reserved + size > capacity:
+                    raise out_of_memory(size)
+            reserved, device_alloc = reserved + size, device_alloc + 1
+            segments = len(cached) + 1
+            cached.append((size, requests))  # the tensor is freed before the next step
+        run["reserved_bytes"].append(reserved)
+        run["segments"].append(segments)
+        run["gc_released"].append(released)
+    run.update(num_alloc_retries=retries, num_device_alloc=device_alloc, num_device_free=device_free)
+    return run
+
+
+def _collect_garbage(cached: list[tuple[int, int]], requests: int, target: int) -> tuple[int, int]:
+    """garbage_collect_cached_blocks on whole cached segments: release those at least as old as the
+    average, again and again, until `target` bytes are released. Returns (bytes, segments) released."""
+    released = freed = 0
+    while cached and released < target:
+        ages = [requests - since for _, since in cached]
+        threshold = sum(ages) / len(ages)
+        keep = [(block, age < threshold) for block, age in zip(cached, ages)]
+        released += sum(size for (size, _), kept in keep if not kept)
+        freed += sum(1 for _, kept in keep if not kept)
+        cached[:] = [block for block, kept in keep if kept]
+    return released, freed
 
 
 # ---------------------------------------------------------------- recorded reference runs
