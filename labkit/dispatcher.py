@@ -11,6 +11,8 @@ lab answers:
   through the real dispatcher and report which keys' kernels ran.
 - `fresh_library(ns)`: a `torch.library.Library` that replaces the one handed out
   before for the same namespace, so a registering function can run twice.
+- `cuda_stand_in(*size)`: a tensor whose device is cuda on any machine (a FakeTensor),
+  and `stand_in_keys(t)`: the dispatch keys a real tensor like it would carry.
 - `plot_routes(rows, keys)`: a chart of the keys a call passes through.
 
 Depends only on torch and matplotlib.
@@ -25,7 +27,7 @@ from collections.abc import Iterable, Sequence
 import torch
 
 __all__ = ["KEY_NAMES", "keyset_names", "tls_keys", "dispatch_table", "probe_route", "fresh_library",
-           "plot_routes"]
+           "cuda_stand_in", "stand_in_keys", "plot_routes"]
 
 KEY_NAMES = (
     "ADInplaceOrView", "AutocastCPU", "AutocastCUDA", "AutogradCPU", "AutogradCUDA", "AutogradMeta",
@@ -111,6 +113,36 @@ def fresh_library(ns: str) -> torch.library.Library:
     lib = torch.library.Library(ns, "FRAGMENT")
     _libraries[ns] = lib
     return lib
+
+
+def cuda_stand_in(*size: int, dtype: torch.dtype = torch.float32, inference: bool = False) -> torch.Tensor:
+    """A tensor whose device is cuda, on any machine, even one without a GPU or a CUDA build:
+    a FakeTensor (`torch._subclasses.fake_tensor`), which has metadata and no data.
+
+    `t.device`, `t.is_cuda`, `t.is_inference()`, `t.is_conj()` and `t.is_neg()` answer as for a
+    real cuda tensor, so code that derives dispatch keys from them can be checked on a CPU.
+    Do not compute with it: outside its FakeTensorMode it has nothing to compute on.
+    inference=True makes it an inference tensor (created under `torch.inference_mode()`).
+    """
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        if inference:
+            with torch.inference_mode():
+                return torch.empty(size, dtype=dtype, device="cuda")
+        return torch.empty(size, dtype=dtype, device="cuda")
+
+
+def stand_in_keys(t: torch.Tensor):
+    """The dispatch keys (a DispatchKeySet) of `t`, less the two that a FakeTensor adds for its Python
+    subclass (Python, PythonTLSSnapshot): for `cuda_stand_in(...)`, the keys a real cuda tensor
+    carries; for a plain tensor, `torch._C._dispatch_keys(t)` unchanged."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    keys = torch._C._dispatch_keys(t)
+    if isinstance(t, FakeTensor):
+        keys = keys - _KS(_DK.Python) - _KS(_DK.PythonTLSSnapshot)
+    return keys
 
 
 _probe_ids = itertools.count()
