@@ -25,7 +25,8 @@ For every cell it writes one JSON line to the result channel (the original stdou
 duplicated before any learner code runs; fd 1 itself then points at stderr):
 
     {"nonce", "i", "outputs": [...nbformat outputs], "error": {...} | null, "seconds", "stop",
-     "obs": [{"fn": name, "out": encoded value or {"t": "raised", "types": [...]}}, ...], "obs_cut": int}
+     "obs": [{"fn": name, "out": encoded value or {"t": "raised", "types": [...]}[, "autograd": true]}, ...],
+     "obs_cut": int}
 
 Standalone on purpose (imports nothing from the course): the sandbox sees this
 one file, not the autograder package.
@@ -258,7 +259,7 @@ class Observer:
         self.records, self.cut, self.bytes = [], 0, 0
         return records, cut
 
-    def record(self, name, out):
+    def record(self, name, out, by_autograd=False):
         if len(self.records) >= self.limit:
             self.cut += 1
             return
@@ -267,9 +268,9 @@ class Observer:
             out = {"t": out.get("t", "object"), "digest": hashlib.sha256(text.encode()).hexdigest()}
             text = "x" * 80
         self.bytes += len(text)
-        self.records.append({"fn": name, "out": out})
+        self.records.append({"fn": name, "out": out, **({"autograd": True} if by_autograd else {})})
 
-    def wrap_function(self, fn, name):
+    def wrap_function(self, fn, name, by_autograd=False):
         if getattr(fn, "__observed__", False):
             return fn
         observer = self
@@ -283,11 +284,11 @@ class Observer:
                 result = fn(*args, **kwargs)
             except BaseException as e:
                 observer.depth -= 1
-                observer.record(name, {"t": "raised", "types": _exception_types(e)})
+                observer.record(name, {"t": "raised", "types": _exception_types(e)}, by_autograd)
                 raise
             observer.depth -= 1
             kept = _fields(result, observer.fields[name]) if name in observer.fields else result
-            observer.record(name, encode(kept, _tensors_in(args, kwargs)))
+            observer.record(name, encode(kept, _tensors_in(args, kwargs)), by_autograd)
             return result
 
         observed.__observed__ = True
@@ -300,10 +301,13 @@ class Observer:
         elif isinstance(obj, type) and obj.__module__ == "__main__" and _autograd_function(obj):
             # A custom autograd.Function is used through `apply`, which calls the class's forward, and
             # autograd later calls its backward: both are looked up on the class, so both are observed.
+            # How often autograd calls backward depends on the answer (double backward through a saved
+            # output calls it again), so those records are marked and judged as a subsequence.
             for attr in ("forward", "backward"):
                 fn = vars(obj).get(attr)
                 if isinstance(fn, staticmethod) and isinstance(fn.__func__, types.FunctionType):
-                    setattr(obj, attr, staticmethod(self.wrap_function(fn.__func__, f"{name}.{attr}")))
+                    setattr(obj, attr, staticmethod(self.wrap_function(fn.__func__, f"{name}.{attr}",
+                                                                       by_autograd=attr == "backward")))
         elif isinstance(obj, type) and obj.__module__ == "__main__":
             for attr, fn in list(vars(obj).items()):
                 if isinstance(fn, types.FunctionType) and (not attr.startswith("__") or attr in ("__init__",

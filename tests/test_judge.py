@@ -91,3 +91,32 @@ def test_messages_never_quote_what_the_hand_in_produced():
         v = judge.judge_cell("hidden_f", True, {"obs": ref, "cut": 0, "stable": [True]},
                              {"error": None, "obs": [{"fn": "f", "out": got}], "obs_cut": 0})
         assert not v.passed and secret not in v.reason, v.reason
+
+
+def test_autograd_calls_of_backward_are_judged_as_a_subsequence():
+    """A custom Function's backward is called by autograd, as often as the answer's graph asks: a right answer
+    that saves its output calls it again in double backward. The reference's calls must all be there, in order,
+    with the same results; extra ones are allowed. Which functions are autograd's is the reference's word."""
+    def rec(fn, value, autograd=False):
+        return {"fn": fn, "out": obs(value), **({"autograd": True} if autograd else {})}
+
+    ref = [rec("F.forward", 1.0), rec("F.backward", 2.0, True), rec("F.backward", 3.0, True), rec("g", 4.0)]
+
+    def judged(got):
+        return judge.judge_cell("t", False, {"obs": ref, "cut": 0, "stable": [True] * len(ref)},
+                                {"error": None, "obs": got, "obs_cut": 0})
+
+    right = [rec("F.forward", 1.0), rec("F.backward", 2.0), rec("F.backward", 9.0), rec("F.backward", 3.0),
+             rec("g", 4.0)]
+    assert judged(right).passed, "an extra backward call in between is a right answer's choice"
+    assert not judged([rec("F.forward", 1.0), rec("F.backward", 2.0), rec("g", 4.0)]).passed, "one missing"
+    assert not judged([rec("F.forward", 1.0), rec("F.backward", 3.0), rec("F.backward", 2.0),
+                       rec("g", 4.0)]).passed, "out of order"
+    assert not judged([rec("F.forward", 1.0), rec("F.backward", 2.0), rec("F.backward", 3.5),
+                       rec("g", 4.0)]).passed, "a wrong gradient"
+    assert not judged([rec("F.forward", 1.0)] + [rec("F.backward", 2.0)] * 30 + [rec("F.backward", 3.0),
+                      rec("g", 4.0)]).passed, "a flood of calls is not a right answer's choice"
+    # the hand-in cannot make a strict function loose by marking its own records
+    forged = [rec("F.forward", 1.0), rec("F.backward", 2.0), rec("F.backward", 3.0), rec("g", 4.0, True),
+              rec("g", 5.0, True)]
+    assert not judged(forged).passed
