@@ -7,9 +7,13 @@
   children are always killed and reaped, and their process groups destroyed.
 - `record_comm(fn, *args)`: run `fn` and list the communication ops it dispatched
   (`send`, `recv_`, `allreduce_`, ...) with their peer and payload size.
+- `watch_runs()`: while the block runs, every `run_ranks` call also records the communication
+  ops each of its ranks dispatched (`RankRun`); `check_all_reduced` checks that a run's ranks
+  really all-reduced the gradients (a one-process simulation starts no rank at all).
 - `chain_model(numels)`: a module with one parameter per entry, used in registration order,
   so backward produces their gradients in reverse order (what DDP's bucketing assumes).
-- `check_tensor`, `check_gradients`, `check_int_lists`, `check_int_table`: checks with teaching messages.
+- `check_int_lists`, `check_int_table`: checks of bucket lists and memory tables with teaching
+  messages (tensors and gradients are checked with `labkit.testing`'s generic checks).
 - `allreduce_trials` / `check_allreduce_trials`: run a candidate all-reduce on every rank of a
   real group, record its messages, and check it against `dist.all_reduce` and a ring's rules.
 
@@ -22,6 +26,7 @@ grading sandbox has a loopback interface and nothing else (no network, no /etc/h
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import io
@@ -45,11 +50,11 @@ import torch.distributed as dist
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from labkit.testing import LabCheckFailure, fail, not_implemented_hint
+from labkit.testing import LabCheckFailure, check_tensor, fail, not_implemented_hint
 
-__all__ = ["COLLECTIVE_TIMEOUT_S", "RUN_TIMEOUT_S", "Comm", "RankFailure", "allreduce_trials", "chain_model",
-           "check_allreduce_trials", "check_gradients", "check_int_lists", "check_int_table", "check_tensor",
-           "record_comm", "run_ranks", "runs_started"]
+__all__ = ["COLLECTIVE_TIMEOUT_S", "RUN_TIMEOUT_S", "TRIAL_MAGNITUDE", "Comm", "RankFailure", "RankRun",
+           "allreduce_trials", "chain_model", "check_all_reduced", "check_allreduce_trials", "check_int_lists",
+           "check_int_table", "record_comm", "run_ranks", "runs_started", "watch_runs"]
 
 COLLECTIVE_TIMEOUT_S = 10.0  # the process group's timeout: a send/recv/collective waiting longer raises
 RUN_TIMEOUT_S = 60.0  # the whole run, start-up included; past it every rank is killed
@@ -61,6 +66,7 @@ _SLOT = 512  # bytes of shared memory per rank for "what is it doing now"
 import torch._dynamo  # noqa: E402,F401
 
 _runs = 0
+_watched: list | None = None  # inside `watch_runs`: one RankRun per run_ranks call
 
 
 def runs_started() -> int:
@@ -168,7 +174,8 @@ def _rendezvous(rank: int, world_size: int, buf: mmap.mmap, collective_timeout: 
     return dist.TCPStore("127.0.0.1", port, world_size, False, timeout=timeout)
 
 
-def _child(fn, rank, world_size, conn, args, status_buf, collective_timeout, out_file, err_file, parent) -> None:
+def _child(fn, rank, world_size, conn, args, status_buf, collective_timeout, out_file, err_file, parent,
+           record) -> None:
     # Everything this process writes goes to two files, never to the kernel's streams (nbgrader
     # gives 0 to a test cell with output on stderr, and the kernel's stream objects belong to it).
     os.dup2(out_file.fileno(), 1)
@@ -189,8 +196,13 @@ def _child(fn, rank, world_size, conn, args, status_buf, collective_timeout, out
         store = _rendezvous(rank, world_size, status_buf, collective_timeout)
         dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size,
                                 timeout=timedelta(seconds=collective_timeout))
-        out = fn(rank, world_size, *args)
-        payload = ("ok", pickle.dumps(out))
+        if record:  # inside watch_runs: note every communication op this rank dispatches
+            with _CommRecorder() as rec:
+                out = fn(rank, world_size, *args)
+            payload = ("ok", pickle.dumps(out), pickle.dumps(rec.events))
+        else:
+            out = fn(rank, world_size, *args)
+            payload = ("ok", pickle.dumps(out), pickle.dumps(None))
     except BaseException as exc:  # noqa: BLE001 - every error goes back to the parent
         tb = traceback.format_exc()
         payload = ("error", time.time(), type(exc).__name__, str(exc), tb, not_implemented_hint(exc))
@@ -246,6 +258,7 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
     before this returns or raises: nothing is left running.
     """
     global _runs
+    watch = _watched
     if not isinstance(world_size, int) or world_size < 1:
         raise ValueError(f"world_size must be a positive int, got {world_size!r}")
     _runs += 1
@@ -255,6 +268,7 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
     status_buf = mmap.mmap(-1, _SLOT * world_size + 8)
     procs, readers, files = [], [], []
     results: dict[int, Any] = {}
+    comms: dict[int, list] = {}
     errors: dict[int, tuple] = {}
     t0 = time.monotonic()
     try:
@@ -264,7 +278,7 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
             files.append((out_f, err_f))
             p = ctx.Process(target=_child, name=f"rank{rank}", daemon=True,
                             args=(fn, rank, world_size, writer, args, status_buf,
-                                  collective_timeout, out_f, err_f, os.getpid()))
+                                  collective_timeout, out_f, err_f, os.getpid(), watch is not None))
             p.start()
             writer.close()
             procs.append(p)
@@ -301,6 +315,7 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
                 if payload[0] == "ok":
                     try:
                         results[r] = pickle.loads(payload[1])
+                        comms[r] = pickle.loads(payload[2])
                     except Exception as exc:  # noqa: BLE001
                         errors[r] = ("error", time.time(), type(exc).__name__,
                                      f"its result could not be unpickled: {exc}", "", "")
@@ -331,6 +346,8 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
         for out_f, err_f in files:
             out_f.close()
             err_f.close()
+    if watch is not None:
+        watch.append(RankRun(world_size, [comms[r] for r in range(world_size)]))
     return [results[r] for r in range(world_size)]
 
 
@@ -436,6 +453,54 @@ def record_comm(fn: Callable, *args, **kwargs) -> tuple[Any, list[Comm]]:
     return out, rec.events
 
 
+class RankRun(NamedTuple):
+    """One `run_ranks` call seen by `watch_runs`: its world size, and for each rank (in rank order)
+    the communication ops that rank's function dispatched."""
+    world_size: int
+    comm: list[list[Comm]]
+
+
+@contextlib.contextmanager
+def watch_runs():
+    """While the block runs, every `run_ranks` call also records, in each rank, the communication
+    ops the rank's function dispatches (as `record_comm` does). Yields a list that gets one
+    `RankRun` per call that finished; a call that raised adds nothing.
+
+        with watch_runs() as runs:
+            grads = ddp_gradients(make_model, data, 2)
+        check_all_reduced("ddp_gradients(...)", runs, 2, numel=...)
+    """
+    global _watched
+    outer, _watched = _watched, []
+    try:
+        yield _watched
+    finally:
+        _watched = outer
+
+
+_ALL_REDUCES = ("allreduce_", "allreduce_coalesced_", "all_reduce", "all_reduce_coalesced")
+
+
+def check_all_reduced(what: str, runs: Sequence[RankRun], world_size: int, numel: int) -> None:
+    """Some run of `runs` (from `watch_runs`) has `world_size` ranks, and every one of its ranks
+    all-reduced at least `numel` elements (the gradients, whatever the buckets): the answer ran
+    data-parallel training instead of computing the result in this process."""
+    mine = [r for r in runs if r.world_size == world_size]
+    if not mine:
+        fail(f"{what}: processes started", f"one run_ranks(..., {world_size}) call (a rank per shard)",
+             f"run_ranks calls with world sizes {[r.world_size for r in runs]}" if runs else "no run_ranks call",
+             "start the ranks with run_ranks and let DDP all-reduce the gradients there: averaging the shards' "
+             "gradients in this process gives the numbers without the training the task asks for")
+    best = max(mine, key=lambda r: min(sum(c.numel for c in ops if c.op in _ALL_REDUCES) for ops in r.comm))
+    for rank, ops in enumerate(best.comm):
+        reduced = sum(c.numel for c in ops if c.op in _ALL_REDUCES)
+        if reduced < numel:
+            fail(f"{what}: gradient elements all-reduced by rank {rank} of {world_size}",
+                 f"at least {numel} (every element of every gradient)", reduced,
+                 f"this rank's communication ops were {[c.op for c in ops][:12]}: wrap the model in "
+                 "DistributedDataParallel in every rank and call backward() on the DDP model's loss")
+
+
 # ---- models and checks -----------------------------------------------------------------------------
 
 class _Chain(nn.Module):
@@ -457,47 +522,13 @@ def chain_model(numels: Sequence[int]) -> nn.Module:
     return _Chain(numels)
 
 
-def check_tensor(what: str, got: Any, expected: torch.Tensor, cause: str = "", exact: bool = True,
-                 rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """`got` must be a real tensor with `expected`'s shape and dtype and equal values
-    (`torch.equal`, or `allclose` when `exact` is False)."""
-    if not isinstance(got, torch.Tensor) or type(got).__eq__ is not torch.Tensor.__eq__:
-        fail(what, "a torch.Tensor", type(got).__name__, "return a tensor")
-    if tuple(got.shape) != tuple(expected.shape):
-        fail(f"{what}: shape", tuple(expected.shape), tuple(got.shape), cause)
-    if got.dtype != expected.dtype:
-        fail(f"{what}: dtype", expected.dtype, got.dtype, cause)
-    ok = torch.equal(got, expected) if exact else torch.allclose(got, expected, rtol=rtol, atol=atol)
-    if not ok:
-        diff = (got.double() - expected.double()).abs()
-        where = int(diff.flatten().argmax()) if diff.numel() else 0
-        fail(f"{what}: values (largest difference at flat index {where})",
-             expected.flatten()[where].item() if expected.numel() else [],
-             got.flatten()[where].item() if got.numel() else [], cause)
-
-
-def check_gradients(what: str, got: Any, expected: Sequence[torch.Tensor | None], cause: str = "",
-                    rtol: float = 1e-4, atol: float = 1e-6) -> None:
-    """`got` must be a list with one entry per parameter: None where `expected` has None, else a
-    tensor allclose to the expected gradient (same shape and dtype)."""
-    if type(got) is not list:
-        fail(what, f"a list of {len(expected)} gradients", type(got).__name__, "return a list")
-    if len(got) != len(expected):
-        fail(f"{what}: number of entries", len(expected), len(got),
-             "one entry per parameter, in model.parameters() order")
-    for i, (g, e) in enumerate(zip(got, expected)):
-        if e is None:
-            if g is not None:
-                fail(f"{what}: entry {i}", None, type(g).__name__,
-                     "this parameter's .grad is None on rank 0 (no rank used it): return None for it")
-            continue
-        if g is None:
-            fail(f"{what}: entry {i}", f"a tensor of shape {tuple(e.shape)}", None,
-                 "this parameter has a gradient on rank 0")
-        check_tensor(f"{what}: gradient of parameter {i}", g, e, cause, exact=False, rtol=rtol, atol=atol)
-
-
 # ---- all-reduce trials: every rank runs a candidate all-reduce on seeded integer tensors ----------
+
+# Each rank's values are integers in [-m, m]: big enough that a working copy in a narrower dtype
+# (float32 for int64, float64 for int64 past 2**53) rounds them, small enough that the sum over 4
+# ranks is exact in the dtype, so every summation order gives dist.all_reduce's answer bit for bit.
+TRIAL_MAGNITUDE = {torch.float32: 2**21, torch.float64: 2**50, torch.int32: 2**28, torch.int64: 2**60}
+
 
 def _allreduce_trial_rank(rank, world_size, fn, cases, partition, seed):
     group = None
@@ -508,7 +539,8 @@ def _allreduce_trial_rank(rank, world_size, fn, cases, partition, seed):
     for k, (shape, dtype, transposed) in enumerate(cases):
         gen = torch.Generator().manual_seed(seed * 7919 + 131 * k + rank)
         stored = tuple(reversed(shape)) if transposed else tuple(shape)
-        t = torch.randint(-99, 100, stored, generator=gen).to(dtype)
+        m = TRIAL_MAGNITUDE.get(dtype, 99)
+        t = torch.randint(-m, m + 1, stored, generator=gen, dtype=torch.int64).to(dtype)
         if transposed:
             t = t.t()
         expected = t.clone()
@@ -524,9 +556,10 @@ def allreduce_trials(fn: Callable, world_size: int, cases: Sequence[tuple], *, p
     """On `world_size` ranks, call `fn(tensor, group)` once per case and record what it did.
 
     `cases` holds `(shape, dtype, transposed)`; `transposed` makes the input a non-contiguous
-    `.t()` of a 2-D tensor. Each rank's input is random integers (any summation order gives the
-    same sum). `partition` (e.g. `[[0], [1, 2, 3]]`) splits the ranks into subgroups made with
-    `dist.new_group`, and each rank passes its own subgroup; None passes `group=None`.
+    `.t()` of a 2-D tensor. Each rank's input is random integers up to `TRIAL_MAGNITUDE[dtype]`
+    in size (exact sums in any order; rounded by a working copy in a narrower dtype). `partition`
+    (e.g. `[[0], [1, 2, 3]]`) splits the ranks into subgroups made with `dist.new_group`, and each
+    rank passes its own subgroup; None passes `group=None`.
     Returns `results[rank][case]`: a dict with the tensor after the call (`got`), whether `fn`
     returned its input object, `dist.all_reduce`'s answer (`expected`), the communication ops
     `fn` dispatched (`comm`) and the rank's group rank and size.
@@ -567,9 +600,10 @@ def check_allreduce_trials(name: str, results: list[list[dict]], cases: Sequence
             if not r["returned_self"]:
                 fail(f"{what}: return value", "the tensor that was passed in (reduced in place)",
                      "another object", "reduce into `tensor` itself (e.g. tensor.copy_(...)) and return it")
-            check_tensor(f"{what}: values", r["got"], r["expected"],
-                         "compare with dist.all_reduce: every chunk must be summed over all ranks "
-                         "(reduce-scatter), then sent around so every rank has every sum (all-gather)")
+            check_tensor(what, r["got"], r["expected"],
+                         cause="compare with dist.all_reduce: every chunk must be summed over all ranks "
+                         "(reduce-scatter), then sent around so every rank has every sum (all-gather); keep the "
+                         "input's dtype for every buffer (a float32 or float64 copy rounds large integers)")
 
 
 def check_int_lists(what: str, got: Any, expected: list[list[int]], cause: str = "") -> None:

@@ -8,7 +8,10 @@
   given objects (catches `from torch import load` at the top of a cell, which a
   patch of `torch.load` would not see).
 - `check_same_batch` compares two collated batches: exact container types,
-  keys in order, tensor dtype, shape and values, and says where they differ.
+  keys in order, tensor dtype, shape, device and values, and says where they differ.
+- `save_tagged` writes a checkpoint as `torch.save` would on another device (the
+  storages' location tags say e.g. "cuda:1"), so a CPU machine can test that a
+  reader takes the location from the file.
 - `RandomDraws` and `loader_draws` run a dataset through a DataLoader with two
   worker processes and return what each item drew from four random generators.
 
@@ -43,7 +46,7 @@ from labkit.testing import LabCheckFailure, fail
 
 torch.save(torch.nn.Parameter(torch.zeros(1)), io.BytesIO())  # fill pickle's __slotnames__ cache now
 
-__all__ = ["RandomDraws", "bound_globals", "check_same_batch", "forbid_calls", "loader_draws",
+__all__ = ["RandomDraws", "bound_globals", "check_same_batch", "forbid_calls", "loader_draws", "save_tagged",
            "workers_available"]
 
 
@@ -149,7 +152,11 @@ def check_same_batch(what: str, got: Any, expected: Any, where: str = "batch") -
             fail(f"{what}: shape of {where}", tuple(expected.shape), tuple(got.shape),
                  "a batch of B samples of shape S stacks into shape (B, *S): a new leading dim")
         if got.device != expected.device:
-            fail(f"{what}: device of {where}", expected.device, got.device, "stacking keeps the samples' device")
+            fail(f"{what}: device of {where}", expected.device, got.device,
+                 "stacking keeps the samples' device: build the batch with torch.stack, or allocate it with "
+                 "device=elem.device")
+        if expected.device.type == "meta":
+            return  # meta tensors have no values to compare
         if not torch.equal(got, expected):
             fail(f"{what}: values of {where}", expected.tolist(), got.tolist(), "samples stacked in the wrong order?")
         return
@@ -189,6 +196,22 @@ def _dtype_hint(expected: torch.dtype, got: torch.dtype) -> str:
     if expected == torch.bool:
         return "Python bools collate to a bool tensor (torch.tensor(batch) infers it)"
     return "keep the dtype the samples have (numpy dtypes carry over, torch.tensor infers Python numbers)"
+
+
+# ---------------------------------------------------------------- checkpoints
+
+def save_tagged(obj: Any, f, location_of: Callable[[Any], str | None], **save_kwargs) -> None:
+    """`torch.save(obj, f, **save_kwargs)`, except that each storage is tagged with the location
+    `location_of(storage)` returns (e.g. "cuda:1"; None keeps its real one, "cpu" here). The bytes
+    written are the same: this is the file a machine with that device would write, so a CPU
+    machine can check that a reader takes the location from the file."""
+    registry = torch.serialization._package_registry
+    entry = (-1, lambda storage: location_of(storage), lambda storage, location: None)
+    registry.insert(0, entry)  # looked up first: torch.serialization.location_tag asks each in turn
+    try:
+        torch.save(obj, f, **save_kwargs)
+    finally:
+        registry.remove(entry)
 
 
 # ---------------------------------------------------------------- worker processes
