@@ -27,3 +27,60 @@ def test_the_allocator_simulator_uses_the_constants_the_wheel_ships():
     # only names it for the 1 to 10 MiB range, which is what the simulator gives a 20 MiB segment.
     assert "kLargeBuffer" not in declared and "kLargeBuffer" in HEADER.read_text()
     assert allocator.kSmallSize < allocator.kMinLargeAlloc == 10 * allocator.MiB
+
+
+# ---- labkit.testing: the generic checks every lab uses ----------------------------------------------
+
+def fails(check, *args, **kwargs) -> str:
+    from labkit.testing import LabCheckFailure
+
+    with pytest.raises(LabCheckFailure) as info:
+        check(*args, **kwargs)
+    return str(info.value)
+
+
+def test_check_tensor_compares_kind_then_values_and_says_where():
+    from labkit.testing import check_close, check_tensor
+
+    x = torch.tensor([1.0, float("nan"), -0.0])
+    check_tensor("x", x.clone(), x)  # nan where nan, -0.0 == 0.0
+    assert "dtype" in fails(check_tensor, "x", x.double(), x)
+    assert "shape" in fails(check_tensor, "x", x[:2], x)
+    assert "torch.Tensor" in fails(check_tensor, "x", x.tolist(), x)
+
+    class AlwaysEqual(torch.Tensor):
+        def __eq__(self, other):
+            return torch.ones_like(other, dtype=torch.bool)
+
+    assert "torch.Tensor" in fails(check_tensor, "x", torch.zeros(3).as_subclass(AlwaysEqual), x)
+    msg = fails(check_tensor, "x", torch.tensor([1.0, 2.0, 0.0]), x)
+    assert "1 of 3 elements differ; the first at index (1,)" in msg
+    y = torch.tensor([1.0, 2.0])
+    check_tensor("y", torch.nextafter(y, torch.tensor(9.0)), y, ulps=1)
+    assert "differ" in fails(check_tensor, "y", torch.nextafter(y, torch.tensor(9.0)), y, ulps=0)
+    check_close("y", y + 1e-6, y, rtol=1e-5, atol=0)
+    with pytest.raises(TypeError):
+        check_close("y", y, y)  # a tolerance is always stated
+    big = torch.tensor([2**53 + 1], dtype=torch.int64)
+    assert "differ" in fails(check_tensor, "big", big - 1, big), "integers compare exactly, past float64's 2**53"
+
+
+def test_check_float_gradients_and_the_stub_hint():
+    from labkit.testing import call, check_float, check_gradients, not_implemented_hint
+
+    check_float("f", float("inf"), float("inf"))
+    check_float("f", float("nan"), float("nan"))
+    check_float("f", 1.0 + 1e-12, 1.0, rel=1e-9)
+    assert "Python float" in fails(check_float, "f", torch.tensor(1.0), 1.0)
+    assert "Python float" in fails(check_float, "f", True, 1.0)
+    assert "expected: -inf" in fails(check_float, "f", float("inf"), float("-inf"))
+    g = torch.ones(2)
+    check_gradients("g", (g.clone(), None), [g, None])
+    assert "list" in fails(check_gradients, "g", (g, None), [g, None], kind=list)
+    assert "gradient 1" in fails(check_gradients, "g", (g, g), [g, None])
+    assert "replace the stub" in not_implemented_hint(NotImplementedError())
+    assert "replace the stub" not in not_implemented_hint(NotImplementedError("Cannot copy out of meta tensor"))
+    def copies_meta():
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+    assert "not implemented for these inputs" in fails(call, "f()", copies_meta)
