@@ -18,8 +18,9 @@
 It holds no answers. Depends on torch and numpy.
 
 Importing it pickles one `nn.Parameter` into memory: pickling caches `__slotnames__`
-on `torch.Tensor` and `nn.Parameter` the first time it meets them, and the grader
-reports any change to those classes after set-up, so the cache is filled here.
+on `torch.Tensor` and `nn.Parameter` the first time it meets them, so the classes
+are already in their final state when the lab's own cells start (a test that
+compares them before and after a call sees only what that call did).
 """
 
 from __future__ import annotations
