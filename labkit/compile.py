@@ -2,13 +2,14 @@
 
 - `format_graph(gm)`: the nodes of an FX graph as an aligned table (opcode, name, target, args, users).
   FX's own `Graph.print_tabular()` needs the `tabulate` package, which the course does not install.
-- `check_graph_module`, `check_close`, `check_counter`: test checks with teaching messages (a pass must return a
-  GraphModule whose graph lints; a tensor must match the expected one in type, shape, dtype and values;
-  a Counter must be a real Counter with exactly the expected entries).
+- `check_graph_module`, `check_counter`: the lab's own test checks, with teaching messages (a pass must return
+  a GraphModule whose graph lints; a Counter must be a real Counter with exactly the expected entries). The
+  generic ones (`check_close`, `check_int`, ...) are in `labkit.testing`.
 - `recorded_calls(owner, name)`: a context manager that records every call of a method (say
   `torch.fx.Graph.eliminate_dead_code`) made inside it, for tests that forbid a built-in.
 - `random_program(rng, ...)`: a small random Python function built from a menu of statements (silu
-  patterns in every spelling, look-alikes that are not silu, dead code, in-place updates, an assert),
+  patterns in every spelling, look-alikes that are not silu, other ops, dead code, in-place updates in
+  several spellings, an assert),
   with what its traced graph must contain: test input for graph passes, like `random_view` for views.
 - `plot_compile_tradeoff`: the walkthrough's picture of what compiling costs and what it pays back.
 
@@ -31,8 +32,8 @@ import torch.fx
 
 from labkit.testing import LabCheckFailure, fail
 
-__all__ = ["Program", "check_close", "check_counter", "check_graph_module", "format_graph", "plot_compile_tradeoff",
-           "random_program", "recorded_calls"]
+__all__ = ["Program", "check_counter", "check_graph_module", "format_graph", "plot_compile_tradeoff", "random_program",
+           "recorded_calls"]
 
 
 # ---- reading graphs ------------------------------------------------------------------------------
@@ -117,21 +118,6 @@ def check_graph_module(what: str, got: Any) -> torch.fx.GraphModule:
     return got
 
 
-def check_close(what: str, got: Any, expected: torch.Tensor, *, rtol: float = 1e-5, atol: float = 1e-6,
-                cause: str = "") -> None:
-    """`got` must be a real tensor like `expected` (shape, dtype, device) with values allclose to it."""
-    if type(got) is not torch.Tensor and not isinstance(got, torch.nn.Parameter):
-        fail(f"{what}: type", "a torch.Tensor", type(got).__name__, cause or "return the tensor itself")
-    if tuple(got.shape) != tuple(expected.shape):
-        fail(f"{what}: shape", tuple(expected.shape), tuple(got.shape), cause)
-    if got.dtype != expected.dtype or got.device != expected.device:
-        fail(f"{what}: dtype/device", (expected.dtype, expected.device), (got.dtype, got.device), cause)
-    if not torch.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True):
-        err = (got.double() - expected.double()).abs().max().item() if got.numel() else 0.0
-        fail(f"{what}: values (largest difference {err:.3g})", "values allclose to the expected ones",
-             got.detach().flatten()[:6].tolist(), cause)
-
-
 def check_counter(what: str, got: Any, expected: dict[str, int], cause: str = "") -> None:
     """`got` must be a collections.Counter with str keys and int counts, equal to `expected`
     (no extra keys, not even with a count of 0)."""
@@ -198,9 +184,17 @@ STATEMENTS: dict[str, tuple[str, dict[str, int], int, int, int]] = {
     "relu": ("{o} = F.relu({a})", {"relu": 1}, 0, 0, 0),
     "add": ("{o} = {a} + {b}", {"add": 1}, 0, 0, 0),
     "centre": ("{o} = {a} - {a}.mean(dim=-1, keepdim=True)", {"mean": 1, "sub": 1}, 0, 0, 0),
+    "sin": ("{o} = torch.sin({a})", {"sin": 1}, 0, 0, 0),
+    "third": ("{o} = -{a} / 3.0", {"neg": 1, "truediv": 1}, 0, 0, 0),
+    "flip": ("{o} = {a}.flip(-1)", {"flip": 1}, 0, 0, 0),
+    "first_row": ("{o} = {a}[:1]", {"getitem": 1}, 0, 0, 0),
     "add_inplace": ("{a}.add_(0.25)", {"add_": 1}, 0, 0, 0),
+    "mul_inplace": ("{a}.mul_(0.5)", {"mul_": 1}, 0, 0, 0),
+    "clamp_inplace": ("{a}.clamp_(-2.0, 2.0)", {"clamp_": 1}, 0, 0, 0),
     "relu_inplace": ("torch.relu_({a})", {"relu_": 1}, 0, 0, 0),
+    "sigmoid_inplace": ("torch.sigmoid_({a})", {"sigmoid_": 1}, 0, 0, 0),
     "relu_kw_inplace": ("F.relu({a}, inplace=True)", {"relu": 1}, 0, 0, 0),
+    "hardtanh_kw_inplace": ("F.hardtanh({a}, inplace=True)", {"hardtanh": 1}, 0, 0, 0),
     "assert": ("torch._assert({a}.dim() == 2, 'expected a matrix')", {"dim": 1, "eq": 1, "_assert": 1}, 0, 0, 0),
 }
 PURE = tuple(k for k in STATEMENTS if not k.endswith("inplace") and k != "assert")

@@ -6,7 +6,8 @@
 - `region_event` / `write_trace`: write small Chrome trace files by hand.
 - `example_kernels`: the lab's kernels with their FLOP and byte counts, for the roofline.
 - `plot_roofline`, `plot_timeline`: a roofline with kernels on it; a trace as a timeline.
-- `check_float`, `check_shares`, `check_times`, `check_rejects`: test checks with teaching messages.
+- `check_shares`, `check_times`: the lab's own test checks, with teaching messages (the generic ones,
+  `check_float` and `check_raises`, are in `labkit.testing`).
 
 It ships to learners and holds no answers.
 """
@@ -28,8 +29,8 @@ from torch.autograd import DeviceType
 
 from labkit.testing import fail
 
-__all__ = ["FakeProfile", "Kernel", "check_float", "check_rejects", "check_shares", "check_times", "example_kernels",
-           "fake_row", "plot_roofline", "plot_timeline", "quiet_kineto", "region_event", "write_trace"]
+__all__ = ["FakeProfile", "Kernel", "check_shares", "check_times", "example_kernels", "fake_row", "plot_roofline",
+           "plot_timeline", "quiet_kineto", "region_event", "write_trace"]
 
 
 def quiet_kineto() -> None:
@@ -236,28 +237,23 @@ def plot_timeline(ax, events: Sequence[dict], title: str | None = None):
 
 # ---- checks --------------------------------------------------------------------------------------
 
-def check_float(what: str, got: Any, expected: float, cause: str = "", rel: float = 1e-9,
-                abs_tol: float = 1e-12) -> None:
-    """`got` must be a real (non-bool) float close to `expected` (inf matches inf)."""
-    if not isinstance(got, float) or isinstance(got, bool):
-        fail(what, expected, got, f"return a Python float, not a {type(got).__name__}")
-    if math.isinf(expected) or math.isinf(got):
-        if got != expected:
-            fail(what, expected, got, cause)
-        return
-    if not math.isclose(float(got), float(expected), rel_tol=rel, abs_tol=abs_tol):
-        fail(what, expected, got, cause)
+def _kind(x: Any) -> str:
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
 def check_shares(what: str, got: Any, expected: list[tuple[str, float]], cause: str = "") -> None:
-    """`got` must be a list of (str, float) tuples with these names, in this order, and these shares."""
+    """`got` must be a list of (str, float) tuples with these names, in this order, and these shares
+    (Python floats: numpy and tensor scalars do not count)."""
     if type(got) is not list:
         fail(what, expected, got, f"return a list, not a {type(got).__name__}")
     for item in got:
         if type(item) is not tuple or len(item) != 2:
             fail(what, expected, got, "each entry is a tuple (name, share)")
-        if type(item[0]) is not str or not isinstance(item[1], float) or isinstance(item[1], bool):
-            fail(what, expected, got, "each entry is (name as str, share as a float between 0 and 1)")
+        if type(item[0]) is not str or type(item[1]) is not float:
+            fail(what, expected, got, f"each entry is (name as str, share as a Python float between 0 and 1); "
+                                      f"{item!r} holds a {_kind(item[0])} and a {_kind(item[1])} "
+                                      "(convert with str(...) and float(...))")
     names = [name for name, _ in got]
     want = [name for name, _ in expected]
     if names != want:
@@ -268,12 +264,14 @@ def check_shares(what: str, got: Any, expected: list[tuple[str, float]], cause: 
 
 
 def check_times(what: str, got: Any, expected: dict[str, float], cause: str = "", abs_tol: float = 1e-9) -> None:
-    """`got` must be a dict {str: float} with exactly `expected`'s keys and close values."""
+    """`got` must be a dict {str: float} with exactly `expected`'s keys and close values
+    (Python floats: numpy and tensor scalars do not count)."""
     if type(got) is not dict:
         fail(what, expected, got, f"return a dict, not a {type(got).__name__}")
-    bad = [k for k, v in got.items() if type(k) is not str or not isinstance(v, float) or isinstance(v, bool)]
+    bad = [k for k, v in got.items() if type(k) is not str or type(v) is not float]
     if bad:
-        fail(what, expected, got, f"keys are region names (str) and values floats; look at {bad[0]!r}")
+        fail(what, expected, got, f"keys are region names (str) and values Python floats; look at {bad[0]!r}, "
+                                  f"whose value is a {_kind(got[bad[0]])} (convert with float(...))")
     if set(got) != set(expected):
         missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
         fail(f"{what}: region names", sorted(expected), sorted(got),
@@ -281,20 +279,3 @@ def check_times(what: str, got: Any, expected: dict[str, float], cause: str = ""
     for k, exp in expected.items():
         if not math.isclose(got[k], exp, rel_tol=1e-9, abs_tol=abs_tol):
             fail(f"{what}: time of region {k!r} in ms", exp, got[k], cause)
-
-
-def check_rejects(what: str, cause: str, fn: Callable, *args, exc_type: type[BaseException] = ValueError,
-                  **kwargs) -> str:
-    """`fn(*args, **kwargs)` must raise `exc_type` (not a stub's NotImplementedError);
-    `cause` says which rule asks for the error. Returns the error message."""
-    try:
-        fn(*args, **kwargs)
-    except NotImplementedError as exc:
-        fail(what, exc_type.__name__, f"NotImplementedError({exc})",
-             "the function still raises NotImplementedError: replace the stub with your code")
-    except exc_type as exc:
-        return str(exc)
-    except Exception as exc:  # noqa: BLE001 - any other error is a wrong answer, explained
-        fail(what, exc_type.__name__, f"{type(exc).__name__}({exc})", f"raise {exc_type.__name__}: {cause}")
-    fail(what, f"{exc_type.__name__} to be raised", "no error", cause)
-    return ""
