@@ -5,7 +5,8 @@ tensor that goes into and comes out of each aten op. `check_integer_only` uses i
 to enforce "integer ops only": floating-point tensors may be reinterpreted
 (`view(dtype)`) or moved around unchanged, never computed with or converted.
 `check_same_bits` compares a bfloat16/float16/float32 result with the expected one
-bit for bit (NaN-ness only for NaNs) and says which inputs differ and how.
+bit for bit (NaN-ness only for NaNs) and says which inputs differ and how. Both
+checks accept meta tensors (no data): they then check type, dtype, shape and device.
 
 Depends only on torch. Holds no answers.
 """
@@ -108,6 +109,10 @@ def bits_of(t: torch.Tensor) -> torch.Tensor:
     return t.detach().view(width[0]).to(torch.int64) & width[1]
 
 
+_DEVICE_CAUSE = ("keep the input's device: derive every tensor from x, or pass device=x.device to a new one "
+                 "(torch.full, torch.zeros, torch.tensor...); the tests use the meta device to stand in for a GPU")
+
+
 def _hex(value: int, dtype: torch.dtype) -> str:
     return f"0x{value:0{2 * torch.empty((), dtype=dtype).element_size()}X}"
 
@@ -138,7 +143,8 @@ def check_same_bits(what: str, x: torch.Tensor, got: Any, expected: torch.Tensor
                     cause: Callable[[int, int, int], str] | None = None) -> None:
     """`got` must be a tensor like `expected` (type, dtype, shape, device) holding the same bit
     patterns, except that where `expected` is NaN any NaN will do. `cause(in_bits, want, got)`
-    explains one mismatch (ints: the input's bit pattern, the expected and the returned bits)."""
+    explains one mismatch (ints: the input's bit pattern, the expected and the returned bits).
+    On the meta device only the type, dtype, shape and device are checked."""
     cause = cause or (lambda a, b, c: "compare the bit patterns")
     if type(got) is not torch.Tensor:
         fail(what, f"a torch.Tensor of {expected.dtype}", type(got).__name__, "return the converted tensor")
@@ -147,7 +153,9 @@ def check_same_bits(what: str, x: torch.Tensor, got: Any, expected: torch.Tensor
     if tuple(got.shape) != tuple(expected.shape):
         fail(f"{what}: shape", tuple(expected.shape), tuple(got.shape), "keep the input's shape")
     if got.device != expected.device:
-        fail(f"{what}: device", expected.device, got.device, "keep the input's device")
+        fail(f"{what}: device", expected.device, got.device, _DEVICE_CAUSE)
+    if expected.is_meta:
+        return  # a meta tensor has a shape and a dtype but no values
     want_nan, got_nan = torch.isnan(expected), torch.isnan(got)
     wrong = (want_nan != got_nan) | (~want_nan & (bits_of(got) != bits_of(expected)))
     n_wrong = int(wrong.sum())
@@ -183,7 +191,8 @@ def _field_cause(field: str, dtype: torch.dtype, want: int, got: int) -> str:
 
 def check_fields(what: str, x: torch.Tensor, got: Any, expected: tuple[torch.Tensor, ...]) -> None:
     """`got` must be a tuple of three int32 tensors (sign, exponent, mantissa) equal to `expected`,
-    with x's shape and device. A mismatch names the field, the input's bits and a likely cause."""
+    with x's shape and device. A mismatch names the field, the input's bits and a likely cause.
+    With x on the meta device only the types, dtypes, shapes and devices are checked."""
     if type(got) is not tuple or len(got) != 3:
         fail(what, "a tuple (sign, exponent, mantissa)", type(got).__name__ if type(got) is not tuple
              else f"a tuple of {len(got)}", "return the three fields as a tuple of three tensors")
@@ -195,7 +204,9 @@ def check_fields(what: str, x: torch.Tensor, got: Any, expected: tuple[torch.Ten
         if tuple(g.shape) != tuple(x.shape):
             fail(f"{what}: {name} shape", tuple(x.shape), tuple(g.shape), "each field has the input's shape")
         if g.device != x.device:
-            fail(f"{what}: {name} device", x.device, g.device, "keep the input's device")
+            fail(f"{what}: {name} device", x.device, g.device, _DEVICE_CAUSE)
+        if x.is_meta:
+            continue  # a meta tensor has a shape and a dtype but no values
         wrong = g != want
         if bool(wrong.any()):
             i = int(wrong.reshape(-1).nonzero()[0])

@@ -61,6 +61,8 @@ def test_check_tensor_compares_kind_then_values_and_says_where():
     check_close("y", y + 1e-6, y, rtol=1e-5, atol=0)
     with pytest.raises(TypeError):
         check_close("y", y, y)  # a tolerance is always stated
+    check_tensor("m", torch.empty(3, device="meta"), torch.empty(3, device="meta"))
+    assert "device" in fails(check_tensor, "m", torch.empty(3), torch.empty(3, device="meta"))
     big = torch.tensor([2**53 + 1], dtype=torch.int64)
     assert "differ" in fails(check_tensor, "big", big - 1, big), "integers compare exactly, past float64's 2**53"
 
