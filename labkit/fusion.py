@@ -36,8 +36,8 @@ compile workers clear Python's linecache, where the source of a kernel defined i
 the source of each interpreted kernel is saved when it is defined.
 
 `torch_math_ops(ops)` picks, from an ATen op trace (`labkit.testing.record_aten_ops`), the ops that do
-arithmetic (a fused function's math belongs in its kernel); `check_close` compares a result tensor with the
-expected one, type, shape, dtype and device first; `check_error` expects an error of a given type.
+arithmetic (a fused function's math belongs in its kernel). The generic checks (`check_close`, `check_raises`)
+are in `labkit.testing`.
 
 `gpu_ttir(kernel, signature, constexprs)` returns the Triton IR the compiler front end makes of a kernel,
 and `compile_for_gpu(...)` runs the whole compiler down to PTX and a cubin, both without a GPU.
@@ -57,8 +57,8 @@ import numpy as np
 import torch
 import triton  # after TRITON_INTERPRET is decided (see above)
 
-__all__ = ["Launch", "OutOfBoundsAccess", "WouldNotCompile", "check_close", "check_error", "compile_for_gpu",
-           "gpu_ttir", "record_launches", "torch_math_ops"]
+__all__ = ["Launch", "OutOfBoundsAccess", "WouldNotCompile", "compile_for_gpu", "gpu_ttir", "record_launches",
+           "torch_math_ops"]
 
 DEFAULT_ARCH = 80  # sm_80 (A100): what `check_compiles` and `gpu_ttir` target
 
@@ -516,7 +516,7 @@ def record_launches(check_bounds: bool = True, check_compiles: bool = True):
         _State.arguments = None
 
 
-# ---- checks for test cells ----
+# ---- what a fused function may dispatch ----
 
 # ATen ops that compute (rather than allocate, view or copy): in a fused function, this work belongs in the
 # kernel. Trailing underscores (in-place variants) are ignored when matching.
@@ -531,47 +531,3 @@ MATH_OPS = frozenset({
 def torch_math_ops(ops) -> list[str]:
     """The ops of an ATen trace ("aten.add.Tensor", ...) that do arithmetic or convert dtypes."""
     return [op for op in ops if op.split(".")[1].rstrip("_") in MATH_OPS]
-
-
-def check_close(what: str, got, expected: torch.Tensor, rtol: float, atol: float, cause: str = "") -> None:
-    """`got` must be a torch.Tensor with `expected`'s shape, dtype and device, and values within
-    rtol/atol of it (NaNs nowhere)."""
-    from labkit.testing import fail
-
-    if type(got) is not torch.Tensor:
-        fail(what, "a torch.Tensor", type(got).__name__, "return the output tensor")
-    if tuple(got.shape) != tuple(expected.shape):
-        fail(f"{what}: shape", tuple(expected.shape), tuple(got.shape), "the result has the input's shape")
-    if got.dtype != expected.dtype:
-        fail(f"{what}: dtype", expected.dtype, got.dtype,
-             "allocate the output with the input's dtype (torch.empty_like, or dtype=x.dtype)")
-    if got.device != expected.device:
-        fail(f"{what}: device", expected.device, got.device, "allocate the output on the input's device")
-    if got.numel() == 0:
-        return
-    g, e = got.double(), expected.double()
-    bad = ~torch.isclose(g, e, rtol=rtol, atol=atol)
-    if bad.any():
-        i = tuple(int(k) for k in bad.nonzero()[0])
-        fail(f"{what}: values ({int(bad.sum())} of {got.numel()} differ; first at index {i})",
-             f"{e[i].item():.7g} (within rtol={rtol:g}, atol={atol:g})", f"{g[i].item():.7g}", cause)
-
-
-def check_error(what: str, exc_type: type[BaseException], fn, *args, cause: str = "") -> str:
-    """`fn(*args)` must raise `exc_type` with a message (a stub's NotImplementedError does not count).
-    Returns the message."""
-    from labkit.testing import fail, not_implemented_hint
-
-    try:
-        fn(*args)
-    except NotImplementedError as exc:
-        fail(what, exc_type.__name__, f"NotImplementedError({exc})", not_implemented_hint(exc))
-    except exc_type as exc:
-        if not str(exc).strip():
-            fail(f"{what}: error message", "a message that names the problem", str(exc),
-                 f"raise {exc_type.__name__}('...') with a message")
-        return str(exc)
-    except Exception as exc:  # noqa: BLE001 - any other error is a wrong answer, explained
-        fail(what, exc_type.__name__, f"{type(exc).__name__}({exc})", cause or f"raise {exc_type.__name__}")
-    fail(what, f"{exc_type.__name__} to be raised", "no error", cause)
-    return ""
