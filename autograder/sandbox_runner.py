@@ -48,8 +48,11 @@ import traceback
 import types
 
 SCHEMA = 2
-INLINE_ELEMENTS = 1024  # tensors up to this many elements travel whole; bigger ones as a summary and a sample
-OBS_BYTES = 8192  # an observation bigger than this travels as its kind and a digest of its encoding
+INLINE_ELEMENTS = 1024  # integer tensors up to this many elements travel whole; bigger ones as a summary and a sample
+# Float and complex values travel whole, or as a summary and a sample, in at most this many bytes, so that an
+# observation stays under OBS_BYTES and the judge compares it within a tolerance (a digest compares exactly).
+FLOAT_VALUE_BYTES = 2048
+OBS_BYTES = 16384  # an observation bigger than this travels as its kind and a digest of its encoding
 CELL_BYTES = 2 << 20  # a test cell's observations past this many bytes travel as digests too
 MAX_DEPTH = 6  # nesting of containers encoded
 MAX_ITEMS = 256  # items of one container encoded (the length is always sent)
@@ -112,9 +115,10 @@ def _values(flat, kind):
     import numpy as np
 
     n = flat.size
-    if n <= INLINE_ELEMENTS:
+    limit = FLOAT_VALUE_BYTES // flat.itemsize if kind in "fc" else INLINE_ELEMENTS
+    if n <= limit:
         return "all", base64.b64encode(np.ascontiguousarray(flat).tobytes()).decode("ascii")
-    sample = flat[np.linspace(0, n - 1, INLINE_ELEMENTS).astype(np.int64)]
+    sample = flat[np.linspace(0, n - 1, limit).astype(np.int64)]
     summary = {"sample": base64.b64encode(np.ascontiguousarray(sample).tobytes()).decode("ascii")}
     if kind == "f":
         finite = np.where(np.isfinite(flat), flat, 0.0)

@@ -120,3 +120,14 @@ def test_autograd_calls_of_backward_are_judged_as_a_subsequence():
     forged = [rec("F.forward", 1.0), rec("F.backward", 2.0), rec("F.backward", 3.0), rec("g", 4.0, True),
               rec("g", 5.0, True)]
     assert not judged(forged).passed
+
+
+def test_float_results_of_any_size_are_compared_within_a_tolerance():
+    """A float observation must stay small enough not to become a digest (compared bit for bit): a right
+    answer that computes in a wider dtype, or multiplies by a reciprocal, differs in the last bits."""
+    gen = torch.Generator().manual_seed(0)
+    for n in (300, 800, 1024, 100_000):
+        x = torch.randn(n, generator=gen)
+        results = (x, x.double(), torch.complex(x, x), x.half())
+        assert len(json.dumps(obs(results))) <= runner.OBS_BYTES, n
+        assert verdict([x], [x * (1 + 1e-6)]).passed and not verdict([x], [x * 1.01]).passed, n
