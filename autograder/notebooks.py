@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +13,17 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import settings
+
+# CPython 3.11 before 3.11.8 keeps ast.parse's recursion depth in interpreter-wide state, so two threads
+# parsing at once can fail with "SystemError: AST constructor recursion depth mismatch" (gh-106905). The
+# grader runs hand-ins on threads, so every parse in it goes through this lock.
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_python(source: str) -> ast.Module:
+    """ast.parse, safe to call from the grader's threads."""
+    with _PARSE_LOCK:
+        return ast.parse(source)
 
 SOLUTION_BLOCK = re.compile(r"^([ \t]*)### BEGIN SOLUTION\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?",
                             re.S | re.M)

@@ -75,7 +75,7 @@ def interface(source: NotebookNode) -> list[str]:
         if cell.cell_type != "code":
             continue
         try:
-            tree = ast.parse(cell.source)
+            tree = nbs.parse_python(cell.source)
         except SyntaxError:
             continue
         if nbs.is_solution(cell):

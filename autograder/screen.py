@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import ast
 
+from autograder import notebooks as nbs
+
 INTERNALS = {"__builtins__", "__import__", "get_ipython", "__subclasses__", "__globals__", "__code__",
              "__closure__", "f_back", "f_globals", "f_locals", "f_code", "tb_frame", "gi_frame", "cr_frame",
              "_getframe", "settrace", "setprofile", "excepthook", "displayhook", "addaudithook", "_exit",
@@ -50,7 +52,7 @@ def bound_names(sources: list[str]) -> set[str]:
     names = set()
     for source in sources:
         try:
-            tree = ast.parse(source)
+            tree = nbs.parse_python(source)
         except SyntaxError:
             continue
         for node in tree.body:
@@ -72,7 +74,7 @@ def screen(sources: list[str], protected: set[str] | None = None) -> list[str]:
     modules = MODULE_ALIASES | MODULE_ROOTS | {n for n in protected if n[:1].islower()}
     for n, source in enumerate(sources):
         try:
-            tree = ast.parse(source)
+            tree = nbs.parse_python(source)
         except SyntaxError:
             continue  # it will fail when it runs; nothing to screen
         local_modules = modules | _imported_names(tree)
@@ -133,7 +135,7 @@ def constraint_failures(cells: list[dict]) -> dict[str, str]:
     trees = []
     for c in learner:
         try:
-            trees.append(ast.parse(c["source"]))
+            trees.append(nbs.parse_python(c["source"]))
         except (SyntaxError, ValueError, RecursionError):
             trees.append(None)
     helpers: dict[str, list[ast.AST]] = {}
