@@ -129,13 +129,14 @@ class CellScore:
 
 def score_test_cell(cell: NotebookNode) -> CellScore:
     """nbgrader's rule for an executed test cell: an error or any stderr output
-    scores 0, otherwise full points (`nbgrader.utils.determine_grade`)."""
+    scores 0, otherwise full points (`nbgrader.utils.determine_grade`), except stderr that
+    matches the configured IgnorePattern (settings.IGNORE_STDERR), which nbgrader forgives."""
     points = float(nbgrader_meta(cell).get("points", 0))
     for out in cell.get("outputs", []):
         if out.output_type == "error":
             first = (out.get("evalue") or "").strip().splitlines()
             return CellScore(grade_id(cell), 0.0, points, f"{out.ename}: {first[0] if first else ''}")
-        if out.output_type == "stream" and out.name == "stderr":
+        if out.output_type == "stream" and out.name == "stderr" and not re.search(settings.IGNORE_STDERR, out.text):
             return CellScore(grade_id(cell), 0.0, points, "wrote to stderr: " + out.text[:120])
     return CellScore(grade_id(cell), points, points, "")
 

@@ -68,6 +68,8 @@ class LabQuality:
         s, g = self.solution, self.grading
         if s:
             p["solution"] += [f"solution notebook cell failed: {e}" for e in s.cell_errors]
+            p["solution"] += [f"solution notebook test cell lost its points: {c.grade_id}: {c.error}"
+                              for c in s.test_scores if c.score < c.max_score and not s.cell_errors]
             p["solution"] += [f"test cell is not re-runnable on its own (uses state of other cells?): {e}"
                               for e in s.rerun_problems]
             if s.seconds > settings.SOLUTION_BUDGET_S:
