@@ -163,9 +163,9 @@ def embedded_class(lab: str = EXPLOIT_LAB) -> tuple[dict[str, list[tuple[str, by
         "bea": {"score": "partial", "status": "graded", "why": "first half of the answers"},
         "cal": {"score": 0, "status": "graded", "why": "handed in untouched"},
         "dee": {"score": "partial", "status": "graded", "why": "second half of the answers"},
-        "eli": {"score": "partial", "status": "graded", "why": f"mutant {mutants[0].path.name}"},
-        "fay": {"score": "partial", "status": "graded", "why": f"mutant {mutants[1].path.name}"},
-        "gus": {"score": "partial", "status": "graded", "why": f"mutant {mutants[2].path.name}"},
+        "eli": {"score": "partial", "status": "graded", "why": f"mutant {mutants[0].name}"},
+        "fay": {"score": "partial", "status": "graded", "why": f"mutant {mutants[1].name}"},
+        "gus": {"score": "partial", "status": "graded", "why": f"mutant {mutants[2].name}"},
         "hal": {"score": 0, "status": "graded", "why": f"exploit {DEMO_EXPLOITS[0]}: the judge sees the stubs' "
                 "results"},
         "ivy": {"score": 0, "status": "graded", "why": f"exploit {DEMO_EXPLOITS[1]}: the real tests run anyway"},
