@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from labkit.testing import _ordered_bits, check_float, check_int, check_tensor, fail, random_view
+from labkit.testing import check_float, check_int, check_tensor, fail, float32_ulp_order, random_view
 
 __all__ = ["quiet", "fbgemm_build", "torch_roundtrip", "observer_qparams", "torch_dequantize", "rounding_ties",
            "random_floats", "check_quantized", "check_qparams", "check_no_quantized_ops", "names_used"]
@@ -160,7 +160,7 @@ def check_quantized(what: str, got: Any, expected: torch.Tensor, *, inputs: torc
             e = expected.detach().cpu()
         if inputs is not None and inputs.shape == e.shape:
             if e.dtype == torch.float32:  # the distance check_tensor measures, in units in the last place
-                bad = ((_ordered_bits(g) - _ordered_bits(e)).abs() > ulps) & ~(g.isnan() & e.isnan())
+                bad = ((float32_ulp_order(g) - float32_ulp_order(e)).abs() > ulps) & ~(g.isnan() & e.isnan())
             else:
                 bad = g != e
             if bool(bad.any()):

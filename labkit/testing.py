@@ -256,7 +256,7 @@ def check_float(what: str, got: Any, expected: float, *, rel: float = 0.0, abs: 
         fail(what, expected, got, cause)
 
 
-def _ordered_bits(x: torch.Tensor) -> torch.Tensor:
+def float32_ulp_order(x: torch.Tensor) -> torch.Tensor:
     """float32 bit patterns mapped to integers that grow with the value (distance = ulps)."""
     bits = x.contiguous().view(torch.int32).long()
     return torch.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
@@ -289,7 +289,7 @@ def check_tensor(what: str, got: Any, expected: torch.Tensor, *, rtol: float = 0
         return  # a meta tensor has no values: its kind is all there is to check
     g, e = got.detach().cpu(), expected.detach().cpu()
     if ulps is not None and e.dtype == torch.float32:
-        bad = (_ordered_bits(g) - _ordered_bits(e)).abs() > ulps
+        bad = (float32_ulp_order(g) - float32_ulp_order(e)).abs() > ulps
         bad &= ~(g.isnan() & e.isnan())
     elif e.is_floating_point() or e.is_complex():
         gd, ed = (g.to(torch.complex128), e.to(torch.complex128)) if e.is_complex() else (g.double(), e.double())
