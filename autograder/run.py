@@ -4,7 +4,8 @@ notebook and a status.
 
 Only the hand-in's answer cells (matched by grade_id) and the code cells it added
 are taken from the hand-in; every other cell (parameters, set-up, visible and hidden
-tests) comes from the lab's source in the grading course. So editing, deleting,
+tests) comes from the lab's source in the grading course, a hidden test as its probe
+(`probe.py`: the checks and expected values stay out of the sandbox). So editing, deleting,
 re-ordering or re-tagging test cells in a hand-in changes nothing: the tests that
 run are the instructor's, in the instructor's order.
 """
@@ -25,7 +26,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import notebooks as nbs
-from autograder import sandbox, screen, settings
+from autograder import probe, sandbox, screen, settings
 from autograder.status import Status
 from autograder.status import status as status_text
 
@@ -115,7 +116,7 @@ def assemble(source: NotebookNode, release: NotebookNode, handin: NotebookNode):
         notes.append("answer cells missing from the hand-in (graded as unanswered): " + ", ".join(missing))
 
     out = nbformat.v4.new_notebook(metadata=source.metadata)
-    cells = []
+    cells, names = [], interface(source)
     for cell in source.cells:
         gid = nbs.grade_id(cell)
         new = nbformat.from_dict(json.loads(json.dumps(cell)))
@@ -131,8 +132,10 @@ def assemble(source: NotebookNode, release: NotebookNode, handin: NotebookNode):
         else:
             kind = "trusted"
         out.cells.append(new)
-        cells.append({"kind": kind, "label": gid or "cell", "source": new.source,
-                      "hidden": "BEGIN HIDDEN TESTS" in new.source, "index": len(out.cells) - 1,
+        hidden = "BEGIN HIDDEN TESTS" in new.source
+        cells.append({"kind": kind, "label": gid or "cell", "index": len(out.cells) - 1, "hidden": hidden,
+                      # a hidden test runs as its probe: its checks and expected values stay on this side
+                      "source": probe.probe(new.source, names).source if hidden and kind == "test" else new.source,
                       **constraint(cell)})
         for extra in added.get(gid, []) if nbs.is_solution(cell) else []:
             out.cells.append(nbformat.v4.new_code_cell(extra, metadata={"grader": {"added": True}}))

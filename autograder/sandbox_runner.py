@@ -25,8 +25,12 @@ For every cell it writes one JSON line to the result channel (the original stdou
 duplicated before any learner code runs; fd 1 itself then points at stderr):
 
     {"nonce", "i", "outputs": [...nbformat outputs], "error": {...} | null, "seconds", "stop",
-     "obs": [{"fn": name, "out": encoded value or {"t": "raised", "types": [...]}[, "autograd": true]}, ...],
+     "obs": [{"fn": name, "out": encoded value or {"t": "raised", "types": [...]}[, "autograd": true]
+              [, "tol": {"rtol"|"atol"|"ulps": float}]}, ...],
      "obs_cut": int}
+
+A hidden test cell arrives as its probe (autograder/probe.py): its checks are gone, and what they
+looked at is handed to `__observe__(lambda: value)`, which records it under the name OBSERVED.
 
 Standalone on purpose (imports nothing from the course): the sandbox sees this
 one file, not the autograder package.
@@ -56,6 +60,10 @@ OBS_BYTES = 16384  # an observation bigger than this travels as its kind and a d
 CELL_BYTES = 2 << 20  # a test cell's observations past this many bytes travel as digests too
 MAX_DEPTH = 6  # nesting of containers encoded
 MAX_ITEMS = 256  # items of one container encoded (the length is always sent)
+
+
+OBSERVE = "__observe__"  # the name a hidden test's probe calls (autograder/probe.py spells it too)
+OBSERVED = "(a value a hidden check looked at)"  # the "fn" of its observations
 
 
 class CellTimeout(BaseException):
@@ -263,7 +271,7 @@ class Observer:
         self.records, self.cut, self.bytes = [], 0, 0
         return records, cut
 
-    def record(self, name, out, by_autograd=False):
+    def record(self, name, out, by_autograd=False, tol=None):
         if len(self.records) >= self.limit:
             self.cut += 1
             return
@@ -272,7 +280,23 @@ class Observer:
             out = {"t": out.get("t", "object"), "digest": hashlib.sha256(text.encode()).hexdigest()}
             text = "x" * 80
         self.bytes += len(text)
-        self.records.append({"fn": name, "out": out, **({"autograd": True} if by_autograd else {})})
+        self.records.append({"fn": name, "out": out, **({"autograd": True} if by_autograd else {}),
+                             **({"tol": tol} if tol else {})})
+
+    def observe(self, thunk, **tolerance):
+        """`__observe__(lambda: value[, rtol=, atol=, ulps=])`: a hidden test's probe (autograder/probe.py)
+        calls it for each value a check of the instructor's looked at; the check itself, and its expected
+        value, stay outside. The judge takes the tolerance from the reference's record, never a hand-in's."""
+        if not self.active or self.depth:
+            return
+        tol = {k: float(v) for k, v in tolerance.items() if k in ("rtol", "atol", "ulps")
+               and isinstance(v, (int, float)) and not isinstance(v, bool)}
+        try:
+            value = thunk()
+        except Exception as e:  # noqa: BLE001 - recorded: the judge compares it with the reference's
+            self.record(OBSERVED, {"t": "raised", "types": _exception_types(e)}, tol=tol)
+            return
+        self.record(OBSERVED, encode(value), tol=tol)
 
     def wrap_function(self, fn, name, by_autograd=False):
         if getattr(fn, "__observed__", False):
@@ -363,6 +387,7 @@ class Runner:
         self.observer.fields = {k: set(v) for k, v in (job.get("fields") or {}).items()}
         self.main = types.ModuleType("__main__")
         self.main.__dict__["__builtins__"] = builtins
+        self.main.__dict__[OBSERVE] = self.observer.observe
 
     def send(self, record):
         record["nonce"] = self.nonce

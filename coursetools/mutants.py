@@ -4,9 +4,12 @@ Both come from the lab's catalogues (`coursetools/catalogue.py` reads them):
 `tests/fixtures/mutants/<lab>.md` and `tests/fixtures/alternatives/<lab>.md`.
 `evaluate_solution` runs the solution notebook once in one kernel, checks it scores
 full marks, then for each entry executes its source (redefining one answer cell), re-runs
-every test cell and restores the solution. A mutant is caught when every grade_id it
-names loses its points and the kernel survived; an alternative holds when no test
-cell loses points.
+every test cell and restores the solution. The test cells run as the grader runs them: a
+visible test in full, a hidden one as its probe (`autograder/probe.py`), with the lab's
+interface observed, and a test keeps its points only when it finished cleanly *and* the
+judge (`autograder/judge.py`) finds its observations equal to those of the solution's two
+baseline runs. A mutant is caught when every grade_id it names loses its points and the
+kernel survived; an alternative holds when no test cell loses points.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from autograder import notebooks as nbs
-from autograder import settings
+from autograder import judge, screen, settings
 from coursetools.catalogue import Entry, read_catalogue
 from coursetools.execute import DeadKernelError, KernelSession
 
@@ -45,6 +48,7 @@ class MutantResult:
     failed: tuple[str, ...]  # every test cell that lost points
     crashed: bool = False  # the kernel died: does not count as caught
     broken: str = ""  # the mutant's own source raised when defined
+    reasons: dict[str, str] = field(default_factory=dict)  # grade_id -> why it lost its points
 
     @property
     def caught(self) -> bool:
@@ -91,22 +95,38 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
         if not with_mutants:
             return run
         t0 = time.perf_counter()
-        tests = [(nbs.grade_id(c), c.source) for c in nb.cells if nbs.is_test(c)]
+        tests = graded_tests(nb)
         answers = [c.source for c in nb.cells if nbs.is_solution(c)]
         session.run_source(DRIVER)
-        # Baseline: the tests must pass again when re-run; otherwise they depend
-        # on state from other cells and mutant results would mean nothing.
-        for gid, ok, msg in _drive(session, "", tests, answers)[1]:
+        # Baseline, twice: the tests must pass again when re-run (otherwise they depend on state from other
+        # cells and mutant results would mean nothing), and what the two runs observe alike is compared exactly.
+        base = _drive(session, "", tests, answers)[1]
+        again = _drive(session, "", tests, answers)[1]
+        for gid, ok, msg, *_ in base:
             if not ok:
                 run.rerun_problems.append(f"{gid}: {msg}")
+        # A mutant's test may run 5x the solution's time (at least 30 s, at most the grader's cell limit): a
+        # wrong answer that never ends fails there, as the grader's cell limit fails it, without the wait.
+        limits = [min(float(settings.CELL_TIMEOUT_S), max(30.0, 5 * max(a[5], b[5]))) for a, b in zip(base, again)]
+        reference = {}
+        for (gid, _, _, obs, cut, _), (_, _, _, obs2, cut2, _) in zip(base, again):
+            stable = judge.stable_mask(obs, obs2) if cut == cut2 else None
+            reference[gid] = {"obs": obs, "cut": cut, "stable": stable}
+        hidden = {gid: h for gid, _, h in tests}
         entries = [(run.mutants, m) for m in load_mutants(lab)] + \
             [(run.alternatives, a) for a in load_alternatives(lab)]
         for results, mutant in entries:
             result = MutantResult(mutant.name, mutant.must_fail, ())
             try:
-                broken, outcomes = _drive(session, mutant.source, tests, answers)
+                broken, outcomes = _drive(session, mutant.source, tests, answers, limits)
                 result.broken = broken
-                result.failed = tuple(gid for gid, ok, _ in outcomes if not ok)
+                broken_rules = screen.constraint_failures(answer_cells(nb, mutant))
+                for gid, ok, msg, obs, cut, _ in outcomes:
+                    verdict = judge.judge_cell(gid, hidden[gid], reference[gid],
+                                               {"error": None if ok else {"evalue": msg}, "obs": obs, "obs_cut": cut})
+                    if gid in broken_rules or not verdict.passed:
+                        result.reasons[gid] = broken_rules.get(gid) or (msg if not ok else verdict.reason)
+                result.failed = tuple(result.reasons)
             except DeadKernelError:
                 result.crashed = True
                 session.nb = nbs.inject_parameters(nbs.clear_outputs(src), params or {})
@@ -120,16 +140,47 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
     return run
 
 
-# Runs in the lab's kernel: define a mutant, run every test cell's source the way
-# nbgrader scores a cell (an exception or any stderr output loses the points;
-# stderr matching nbgrader's IgnorePattern is forgiven), then put the right
-# answers back, all in one round trip. Returns JSON on stdout.
-DRIVER = r"""
-def __course_quality_drive(mutant, tests, answers, ignore):
-    import contextlib, io, json, re, sys, traceback
-    ip = get_ipython()
+def answer_cells(nb, entry: Entry) -> list[dict]:
+    """The answer cells as the grader assembles them for a hand-in made of the solution and this entry (with
+    the constraints the instructor's cells declare), for `screen.constraint_failures`."""
+    from autograder.run import constraint
+    from coursetools.catalogue import defined_names
 
-    def run(src):
+    return [{"kind": "answer", "label": nbs.grade_id(c), **constraint(c),
+             "source": entry.source if entry.replaces in defined_names(c.source) else c.source}
+            for c in nb.cells if nbs.is_solution(c)]
+
+
+def graded_tests(nb) -> list[tuple[str, str, bool]]:
+    """(grade_id, the source the grader runs, hidden) for each test cell: a hidden test as its probe."""
+    from autograder.probe import probe
+    from autograder.run import interface
+
+    names = interface(nb)
+    out = []
+    for c in nb.cells:
+        if nbs.is_test(c):
+            hidden = "BEGIN HIDDEN TESTS" in c.source
+            out.append((nbs.grade_id(c), probe(c.source, names).source if hidden else c.source, hidden))
+    return out
+
+
+# Runs in the lab's kernel: define a mutant, run every test cell's source the way the grader
+# does (each test reseeded, the lab's interface observed by the sandbox runner's own Observer;
+# an exception or any stderr output loses the points, stderr matching nbgrader's IgnorePattern
+# is forgiven), then put the right answers back, all in one round trip. Returns JSON on stdout.
+DRIVER = r"""
+def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, limits):
+    import contextlib, io, json, re, signal, sys, time, traceback
+    from autograder import sandbox_runner as runner
+    ip = get_ipython()
+    observer = runner.Observer(100_000)
+    observer.fields = {k: set(v) for k, v in fields.items()}
+
+    def alarm(signum, frame):
+        raise runner.CellTimeout()
+
+    def run(src, seed=None, limit=0):
         # Register the source as IPython does for a cell, so inspect.getsource and
         # @triton.jit can read what is defined here.
         import linecache
@@ -137,18 +188,47 @@ def __course_quality_drive(mutant, tests, answers, ignore):
         name = f"<course-quality-{len(linecache.cache)}-{id(code)}>"
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         err, out = io.StringIO(), io.StringIO()
+        if seed is not None:
+            runner._reseed(seed)
+        observer.take()
+        observer.active, observer.depth = seed is not None, 0
+        old = signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, limit)
         try:
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
                 exec(compile(code, name, "exec"), ip.user_ns)
+        except runner.CellTimeout:
+            return f"CellTimeout: the test ran past {limit:.0f} s"
         except BaseException as exc:
             return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+            observer.active = False
         text = err.getvalue()
         if text and not (ignore and re.search(ignore, text)):
             return "wrote to stderr: " + text[:120]
         return ""
 
+    def observe():
+        ip.user_ns[runner.OBSERVE] = observer.observe
+        for name in interface:
+            observer.wrap(ip.user_ns, name)
+
     broken = run(mutant) if mutant else ""
-    outcomes = [] if broken else [(gid, *(lambda m: (not m, m))(run(src))) for gid, src in tests]
+    outcomes = []
+    if not broken:
+        observe()
+        stopped = False
+        for k, (gid, src, _) in enumerate(tests):
+            if stopped:  # the grader stops a hand-in's run at a cell that times out
+                outcomes.append((gid, False, "not run: an earlier test ran past its time", [], 0, 0.0))
+                continue
+            t0 = time.perf_counter()
+            msg = run(src, seed=1000 + k, limit=limits[k])
+            obs, cut = observer.take()
+            stopped = msg.startswith("CellTimeout")
+            outcomes.append((gid, not msg, msg, obs, cut, time.perf_counter() - t0))
     for src in answers:
         run(src)
     sys.__stdout__.flush()
@@ -156,17 +236,31 @@ def __course_quality_drive(mutant, tests, answers, ignore):
 """
 
 
-def _drive(session: KernelSession, mutant: str, tests: list, answers: list) -> tuple[str, list]:
+def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
+           limits: list[float] | None = None) -> tuple[str, list]:
+    """Run the driver once. `limits`: seconds each test may take (the grader's cell limit by default)."""
     import json
 
-    call = f"__course_quality_drive({mutant!r}, {tests!r}, {answers!r}, {settings.IGNORE_STDERR!r})"
-    cell = session.run_source(call)
+    limits = limits or [float(settings.CELL_TIMEOUT_S)] * len(tests)
+    call = (f"__course_quality_drive({mutant!r}, {tests!r}, {answers!r}, {settings.IGNORE_STDERR!r}, "
+            f"{interface_of(session)!r}, {settings.OUT_OF_PROCESS_TRIALS!r}, {limits!r})")
+    session.client.timeout = int(sum(limits)) + settings.CELL_TIMEOUT_S
+    try:
+        cell = session.run_source(call)
+    finally:
+        session.client.timeout = settings.CELL_TIMEOUT_S
     text = "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
     errors = [o for o in cell.outputs if o.output_type == "error"]
     if errors or not text.strip():
         raise RuntimeError(f"the quality driver failed in the kernel: {errors[0].evalue if errors else 'no output'}")
     data = json.loads(text.strip().splitlines()[-1])
     return data["broken"], [tuple(x) for x in data["outcomes"]]
+
+
+def interface_of(session: KernelSession) -> list[str]:
+    from autograder.run import interface
+
+    return interface(session.nb)
 
 
 def _error_line(cell) -> str:
