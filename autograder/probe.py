@@ -568,8 +568,10 @@ class _Prober:
                     st = parent[id(st)]
 
             def root(st) -> bool:
-                if isinstance(st, (ast.Pass, ast.Continue, ast.Break)):
-                    return False  # they matter only inside something that lives
+                if isinstance(st, ast.Pass):
+                    return False
+                if isinstance(st, (ast.Continue, ast.Break)):  # `if i % 3: continue`: the loop's flow stays
+                    return True
                 if isinstance(st, CONTAINERS):  # a branch, a loop, a with or a try lives through what it holds
                     return bool(self.lab_calls(_header(st)))
                 return defines[id(st)] is None
@@ -663,8 +665,8 @@ class _Prober:
         changed = False
         for name in self.active - self.interface:
             fn = self.local_defs.get(name)
-            if not isinstance(fn, ast.FunctionDef) or fn.args.vararg or fn.args.kwarg:
-                continue
+            if not isinstance(fn, ast.FunctionDef) or fn.args.vararg or fn.args.kwarg or fn.lineno in self.keep:
+                continue  # (a def marked `# probe: keep` keeps its parameters: what they carry is no secret)
             reads = _loads(ast.Module(body=fn.body, type_ignores=[]))
             params = fn.args.posonlyargs + fn.args.args
             unused = {p.arg for p in params + fn.args.kwonlyargs if not reads[p.arg]}
@@ -757,8 +759,9 @@ class _Prober:
             return whole
 
         def runs_whole(st, bound) -> bool:
-            """A check that can run where it stands: a call (not `fail`) or a condition reading nothing dropped
-            (the enclosing loops' variables aside), or a loop of such checks over nothing dropped."""
+            """A check that can run where it stands in a loop: a call (not `fail`) reading nothing dropped (the
+            enclosing loops' variables aside), or a loop of such checks over nothing dropped. (A bare condition
+            would be observed once per element: the data the loop walks is observed once instead.)"""
             if not _is_placeholder(st):  # a pass, or text for a message (a diagnostic) over what stays
                 return isinstance(st, ast.Pass) or (self.diagnostic(st) and not (_names(st) - bound) & dead)
             k = self.number(st)
@@ -768,8 +771,8 @@ class _Prober:
                 inner = bound | _stored(loop)
                 head = loop.iter if isinstance(loop, (ast.For, ast.AsyncFor)) else loop.test
                 return not (_names(head) - bound) & dead and all(runs_whole(x, inner) for x in loop.body + loop.orelse)
-            if k in self.conditions:
-                return not (_names(operands[0]) - bound) & dead and not _literal_inside(operands[0])
+            if k in self.conditions:  # a bare condition inside a loop: the loop's data, observed once, will do
+                return False
             return runnable(whole, bound) is not None
 
         def fill(stmts, extra=frozenset()):

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from autograder import notebooks as nbs
-from autograder import judge, screen, settings
+from autograder import screen, settings
 from coursetools.catalogue import Entry, read_catalogue
 from coursetools.execute import DeadKernelError, KernelSession
 
@@ -100,19 +100,14 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
         session.run_source(DRIVER)
         # Baseline, twice: the tests must pass again when re-run (otherwise they depend on state from other
         # cells and mutant results would mean nothing), and what the two runs observe alike is compared exactly.
-        base = _drive(session, "", tests, answers)[1]
-        again = _drive(session, "", tests, answers)[1]
+        base = _drive(session, "", tests, answers, mode="baseline")[1]
+        again = _drive(session, "", tests, answers, mode="baseline")[1]
         for gid, ok, msg, *_ in base:
             if not ok:
                 run.rerun_problems.append(f"{gid}: {msg}")
         # A mutant's test may run 5x the solution's time (at least 30 s, at most the grader's cell limit): a
         # wrong answer that never ends fails there, as the grader's cell limit fails it, without the wait.
         limits = [min(float(settings.CELL_TIMEOUT_S), max(30.0, 5 * max(a[5], b[5]))) for a, b in zip(base, again)]
-        reference = {}
-        for (gid, _, _, obs, cut, _), (_, _, _, obs2, cut2, _) in zip(base, again):
-            stable = judge.stable_mask(obs, obs2) if cut == cut2 else None
-            reference[gid] = {"obs": obs, "cut": cut, "stable": stable}
-        hidden = {gid: h for gid, _, h in tests}
         entries = [(run.mutants, m) for m in load_mutants(lab)] + \
             [(run.alternatives, a) for a in load_alternatives(lab)]
         for results, mutant in entries:
@@ -121,11 +116,9 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
                 broken, outcomes = _drive(session, mutant.source, tests, answers, limits)
                 result.broken = broken
                 broken_rules = screen.constraint_failures(answer_cells(nb, mutant))
-                for gid, ok, msg, obs, cut, _ in outcomes:
-                    verdict = judge.judge_cell(gid, hidden[gid], reference[gid],
-                                               {"error": None if ok else {"evalue": msg}, "obs": obs, "obs_cut": cut})
-                    if gid in broken_rules or not verdict.passed:
-                        result.reasons[gid] = broken_rules.get(gid) or (msg if not ok else verdict.reason)
+                for gid, ok, msg, passed, reason, _ in outcomes:
+                    if gid in broken_rules or not passed:
+                        result.reasons[gid] = broken_rules.get(gid) or (msg if not ok else reason)
                 result.failed = tuple(result.reasons)
             except DeadKernelError:
                 result.crashed = True
@@ -133,6 +126,8 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
                 session.restart()
                 session.run_notebook()
                 session.run_source(DRIVER)
+                for _ in range(2):  # the reference runs lived in the kernel that died
+                    _drive(session, "", tests, answers, mode="baseline")
             results.append(result)
         run.mutant_seconds = time.perf_counter() - t0
     finally:
@@ -170,11 +165,13 @@ def graded_tests(nb) -> list[tuple[str, str, bool]]:
 # an exception or any stderr output loses the points, stderr matching nbgrader's IgnorePattern
 # is forgiven), then put the right answers back, all in one round trip. Returns JSON on stdout.
 DRIVER = r"""
-def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, limits):
+def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, limits, mode):
     import contextlib, io, json, re, signal, sys, time, traceback
     from autograder import sandbox_runner as runner
     ip = get_ipython()
-    observer = runner.Observer(100_000)
+    # One observer for the kernel's life: a function the answers do not redefine (a labkit helper in the
+    # interface) stays wrapped from the first run, and its wrapper records to this observer.
+    observer = globals().setdefault("__course_quality_observer", runner.Observer(100_000))
     observer.fields = {k: set(v) for k, v in fields.items()}
 
     def alarm(signum, frame):
@@ -231,19 +228,42 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
             outcomes.append((gid, not msg, msg, obs, cut, time.perf_counter() - t0))
     for src in answers:
         run(src)
+    # The observations stay in the kernel (megabytes for some labs): the solution's two runs are kept as the
+    # reference, and each later run is judged here by the grader's own judge; only verdicts travel.
+    runs = globals().setdefault("__course_quality_runs", [])
+    if mode == "baseline":
+        runs.append(outcomes)
+        globals()["__course_quality_ref"] = None
+        verdicts = [(gid, ok, msg, None, "", sec) for gid, ok, msg, obs, cut, sec in outcomes]
+    else:
+        from autograder import judge
+        hidden = {gid: h for gid, _, h in tests}
+        ref = globals().get("__course_quality_ref")
+        if ref is None:
+            ref = {}
+            for (gid, _, _, obs, cut, _), (_, _, _, obs2, cut2, _) in zip(runs[-2], runs[-1]):
+                ref[gid] = {"obs": obs, "cut": cut, "stable": judge.stable_mask(obs, obs2) if cut == cut2 else None}
+            globals()["__course_quality_ref"] = ref
+        verdicts = []
+        for gid, ok, msg, obs, cut, sec in outcomes:
+            v = judge.judge_cell(gid, hidden[gid], ref[gid],
+                                 {"error": None if ok else {"evalue": msg}, "obs": obs, "obs_cut": cut})
+            verdicts.append((gid, ok, msg, v.passed, v.reason, sec))
     sys.__stdout__.flush()
-    print(json.dumps({"broken": broken, "outcomes": outcomes}))
+    print(json.dumps({"broken": broken, "outcomes": verdicts}))
 """
 
 
 def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
-           limits: list[float] | None = None) -> tuple[str, list]:
-    """Run the driver once. `limits`: seconds each test may take (the grader's cell limit by default)."""
+           limits: list[float] | None = None, mode: str = "judge") -> tuple[str, list]:
+    """Run the driver once: (broken, [(grade_id, finished cleanly, message, judge's verdict, its reason,
+    seconds)]). mode "baseline" keeps the run in the kernel as one of the solution's two reference runs (no
+    verdict); "judge" judges the run against them. `limits`: seconds each test may take."""
     import json
 
     limits = limits or [float(settings.CELL_TIMEOUT_S)] * len(tests)
     call = (f"__course_quality_drive({mutant!r}, {tests!r}, {answers!r}, {settings.IGNORE_STDERR!r}, "
-            f"{interface_of(session)!r}, {settings.OUT_OF_PROCESS_TRIALS!r}, {limits!r})")
+            f"{interface_of(session)!r}, {settings.OUT_OF_PROCESS_TRIALS!r}, {limits!r}, {mode!r})")
     session.client.timeout = int(sum(limits)) + settings.CELL_TIMEOUT_S
     try:
         cell = session.run_source(call)

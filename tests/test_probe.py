@@ -164,6 +164,21 @@ def test_what_changes_shared_objects_stays():
     assert "opt.step()" in out and "m[0].weight.grad[0, 0] = float('inf')" in out
 
 
+def test_the_flow_of_a_loop_stays():
+    out = probed("""
+        def reference(ev):
+            return ev * 2
+
+        for i, ev in enumerate(trace):
+            got = f(ev)
+            if i % 3:
+                continue
+            if got != reference(ev):
+                fail("f", reference(ev), got, "")
+    """)
+    assert "if i % 3:\n        continue" in out and "reference" not in out
+
+
 def test_a_deep_copy_used_only_for_expected_values_goes():
     out = probed("""
         reference = copy.deepcopy(gm)
