@@ -29,8 +29,7 @@ import numpy as np
 
 SCHEMA = 2
 SEQUENCES = {"tuple", "list", "size"}
-TUPLES = {"tuple", "size"}
-OBSERVED = "(a value a hidden check looked at)"  # sandbox_runner.OBSERVED: what a hidden test's probe observed  # a torch.Size is a tuple; a list where the reference returned a tuple is not
+OBSERVED = "(a value a hidden check looked at)"  # sandbox_runner.OBSERVED: what a hidden test's probe observed
 # (rtol, atol) per dtype: a coarse guard; the lab's own tests hold the precise tolerances.
 TOLERANCES = {"float64": (1e-5, 1e-8), "double": (1e-5, 1e-8), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-3),
               "half": (1e-2, 1e-3)}
@@ -154,10 +153,9 @@ def same(ref: dict, got: dict, exact: bool = True) -> None:
             raise Mismatch(f"raised another kind of exception than the reference's {_first(ref)}")
         return
     numeric = {"int", "float"}
-    if {rt, gt} == numeric:  # an int clock's times must still come back as floats, a count as an int
-        raise Mismatch(f"returned {'an integer' if gt == 'int' else 'a float'} where the reference returned "
-                       f"{'an integer' if rt == 'int' else 'a float'}")
-    if not (rt == gt or {rt, gt} <= TUPLES):
+    # A list for a tuple, an int for a float: the lab's own checks decide (a visible test's run in the
+    # process; a hidden test's are observed by their outcome where the probe can run them).
+    if not (rt == gt or (rt in numeric and gt in numeric) or (rt in SEQUENCES and gt in SEQUENCES)):
         raise Mismatch(f"returned another kind of value than the reference's {_kind(rt)}")
     if not exact:
         return

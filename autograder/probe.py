@@ -167,6 +167,40 @@ def _expected_literal(e) -> bool:
         any(_expected_literal(y) for y in ast.walk(e) if isinstance(y, ast.Constant))
 
 
+def _text_names(tree) -> set[str]:
+    """Names every assignment of which is a string (a literal, an f-string, a literal table's string column)."""
+    def is_text(e) -> bool:
+        return isinstance(e, ast.JoinedStr) or (isinstance(e, ast.Constant) and isinstance(e.value, str)) or \
+            (isinstance(e, ast.BinOp) and is_text(e.left) and is_text(e.right)) or \
+            (isinstance(e, ast.IfExp) and is_text(e.body) and is_text(e.orelse))
+
+    verdict: dict[str, bool] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name):
+                    verdict[t.id] = verdict.get(t.id, True) and is_text(n.value)
+                else:
+                    for x in _target_names(t):
+                        verdict[x] = False
+        elif isinstance(n, (ast.For, ast.comprehension)):
+            rows = n.iter.elts if isinstance(n.iter, (ast.List, ast.Tuple)) else None
+            elts = n.target.elts if isinstance(n.target, ast.Tuple) else None
+            for k, t in enumerate(elts or [n.target]):
+                for x in _target_names(t):
+                    column = rows is not None and elts is not None and isinstance(t, ast.Name) and all(
+                        isinstance(r, ast.Tuple) and len(r.elts) == len(elts) and is_text(r.elts[k]) for r in rows)
+                    verdict[x] = verdict.get(x, True) and column
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)) and isinstance(n.target, ast.Name):
+            verdict[n.target.id] = False
+    return {k for k, v in verdict.items() if v}
+
+
+def _prints(st) -> bool:
+    return isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
+        isinstance(st.value.func, ast.Name) and st.value.func.id in DROPPED_CALLS
+
+
 def _stored(node) -> set[str]:
     """Every name `node` assigns (a loop's variables, and what its body assigns)."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -223,6 +257,7 @@ class _Prober:
         # objects that share nothing with the rest of the cell: a call on one changes it alone
         self.copies = {n for s in ast.walk(tree) if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
                        and _callee(s.value) in ("deepcopy", "clone") for t in s.targets for n in _target_names(t)}
+        self.texts = _text_names(tree)  # names that only ever hold text (messages, hints)
         self.events: dict[str, list[tuple[int, bool]]] = {}  # name -> (line, is a read), in line order
         for n in ast.walk(tree):
             if isinstance(n, ast.Name):
@@ -306,6 +341,14 @@ class _Prober:
             out += new
         return out
 
+    def hands_over(self, a: ast.expr) -> bool:
+        """Whether a check's argument is the lab's code itself (`f`, `sim.malloc`): the check calls it."""
+        chain = a
+        while isinstance(chain, ast.Attribute):
+            chain = chain.value
+        return isinstance(chain, ast.Name) and (chain.id in self.active or
+                                                (isinstance(a, ast.Attribute) and chain.id in self.objects))
+
     def makes_object(self, e: ast.expr) -> bool:
         """Whether `e` makes an object of one of the lab's classes (`Sim(...)`, `call(what, Sim, ...)`)."""
         for c in (n for n in ast.walk(e) if isinstance(n, ast.Call)):
@@ -387,24 +430,22 @@ class _Prober:
             call = s.value
             if self.is_check(call):
                 args = list(call.args) + [k.value for k in call.keywords]
-                if any(isinstance(a, (ast.Name, ast.Attribute)) and _names(a) & self.active for a in args):
+                if any(self.hands_over(a) for a in args):
                     self.kept.append(f"line {s.lineno}: {ast.unparse(s)[:160]}")
                     self.whole.add(id(s))
                     return [s]
                 return self.check([a for a in call.args if not isinstance(a, ast.Starred)],
                                   [k for k in call.keywords if k.arg in TOLERANCE], whole=call)
-            if _callee(call) in DROPPED_CALLS and isinstance(call.func, ast.Name):
-                return self.hoist(call)
-            return [s]
+            return [s]  # (a print stays: `print` inside a compiled function is a graph break; one that shows
+            # something the probe dropped goes last, in observe_checks)
         if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and self.is_check(s.value):
-            call = s.value  # msg = check_raises(...): a check all the same
-            args = list(call.args) + [k.value for k in call.keywords]
-            if any(isinstance(a, (ast.Name, ast.Attribute)) and _names(a) & self.active for a in args):
-                self.kept.append(f"line {s.lineno}: {ast.unparse(s)[:160]}")
-                self.whole.add(id(s))
-                return [s]
-            return self.check([a for a in call.args if not isinstance(a, ast.Starred)],
-                              [k for k in call.keywords if k.arg in TOLERANCE], whole=call)
+            # msg = check_raises(...), got = check_graph_module(what, fuse(gm)): the test goes on with what the
+            # check returns, so the check stays whole (and is listed)
+            self.kept.append(f"line {s.lineno}: {ast.unparse(s)[:160]}")
+            self.whole.add(id(s))
+            if self.calls_lab(s.value):
+                self.tainted.update(n for t in s.targets for n in _target_names(t))
+            return [s]
         if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
             if isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name) and \
@@ -423,11 +464,11 @@ class _Prober:
                 self.active.update(n for t in targets for n in _target_names(t))
             return [s]
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            outer = set(self.tainted), set(self.objects)  # a parameter the lab's values reach is the lab's
+            # a parameter the lab's values reach (a call site says so) is the lab's; names are the cell's, one
+            # namespace, and what is tainted stays so (the dead-code pass reads it afterwards)
             self.tainted |= {p for f, p, _ in self.param_taint if f == s.name}
             self.objects |= {p for f, p, obj in self.param_taint if f == s.name and obj}
             s.body = self.block(s.body) or [ast.Pass()]  # every function of the cell loses its checks
-            self.tainted, self.objects = outer
             return [s]
         if isinstance(s, ast.ClassDef):
             if s.name in self.active:
@@ -564,7 +605,8 @@ class _Prober:
                 while st is not None and id(st) not in marked:
                     marked.add(id(st))
                     names = defines[id(st)]
-                    live.update(_header_loads(st) if names is None else _own_loads(st))
+                    if not _prints(st):  # what a print shows keeps nothing alive (observe_checks drops it)
+                        live.update(_header_loads(st) if names is None else _own_loads(st))
                     st = parent[id(st)]
 
             def root(st) -> bool:
@@ -720,6 +762,8 @@ class _Prober:
             if names & dead_here or _literal_inside(e):
                 return [p for child in ast.iter_child_nodes(e) if isinstance(child, ast.expr)
                         for p in parts(child, bound, extra)]
+            if isinstance(e, ast.Name) and (e.id in self.objects or e.id in self.local_defs):
+                return []  # an object of the lab's (its methods' results show what it holds), a function
             computes = any(isinstance(n, ast.Call) for n in ast.walk(e))  # random.getstate(): global state
             if not (names & (alive | self.active) or computes) or \
                     isinstance(e, (ast.Constant, ast.JoinedStr, ast.Lambda)) or \
@@ -751,17 +795,25 @@ class _Prober:
             nothing dropped read, except in its first argument (the description: replaced, if need be)."""
             if whole is None or _callee(whole) == "fail" or any(_expected_literal(a) for a in whole.args):
                 return None
-            rest = ast.Tuple(whole.args[1:] + [k.value for k in whole.keywords], ast.Load())
+            # the description (first argument) and the message keywords (cause=...) may read what was dropped:
+            # they are only text, so they are replaced
+            def text(e) -> bool:  # a message: its dropped names held only text (`cause`, a table's hint column)
+                return isinstance(e, (ast.Name, ast.JoinedStr)) and bool((_names(e) - bound) & dead) and \
+                    all(n in self.texts or n not in dead for n in _names(e) - bound)
+
+            words = [k for k in whole.keywords if (k.arg in QUIET or text(k.value)) and (_names(k.value) - bound) & dead]
+            keywords = [ast.keyword(k.arg, ast.Constant("")) if k in words else k for k in whole.keywords]
+            args = [ast.Constant("") if k and text(a) else a for k, a in enumerate(whole.args)]
+            rest = ast.Tuple(args[1:] + [k.value for k in keywords], ast.Load())
             if (_names(rest) - bound) & dead or not restorable(whole.func):
                 return None
-            if whole.args and (_names(whole.args[0]) - bound) & dead:
-                return ast.Call(whole.func, [ast.Constant("(a hidden test)")] + whole.args[1:], whole.keywords)
-            return whole
+            if args and (_names(args[0]) - bound) & dead:
+                args = [ast.Constant("(a hidden test)")] + args[1:]
+            return whole if (args, keywords) == (whole.args, whole.keywords) else ast.Call(whole.func, args, keywords)
 
         def runs_whole(st, bound) -> bool:
-            """A check that can run where it stands in a loop: a call (not `fail`) reading nothing dropped (the
-            enclosing loops' variables aside), or a loop of such checks over nothing dropped. (A bare condition
-            would be observed once per element: the data the loop walks is observed once instead.)"""
+            """A check that can run where it stands in a loop: a call (not `fail`) or a condition reading nothing
+            dropped (the enclosing loops' variables aside), or a loop of such checks over nothing dropped."""
             if not _is_placeholder(st):  # a pass, or text for a message (a diagnostic) over what stays
                 return isinstance(st, ast.Pass) or (self.diagnostic(st) and not (_names(st) - bound) & dead)
             k = self.number(st)
@@ -771,13 +823,19 @@ class _Prober:
                 inner = bound | _stored(loop)
                 head = loop.iter if isinstance(loop, (ast.For, ast.AsyncFor)) else loop.test
                 return not (_names(head) - bound) & dead and all(runs_whole(x, inner) for x in loop.body + loop.orelse)
-            if k in self.conditions:  # a bare condition inside a loop: the loop's data, observed once, will do
-                return False
+            if k in self.conditions:  # a condition on what the loop reads: observed once per pass (the runner
+                # records at most OBSERVED_PER_CELL such values per cell)
+                return not (_names(operands[0]) - bound) & dead and not _literal_inside(operands[0])
             return runnable(whole, bound) is not None
 
         def fill(stmts, extra=frozenset()):
             out = []
             for st in stmts:
+                if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
+                        isinstance(st.value.func, ast.Name) and st.value.func.id in DROPPED_CALLS and \
+                        (_names(st.value) - extra) & dead:
+                    self.dropped += 1  # print(f"... {expected}"): it would show what the probe dropped
+                    continue
                 if _is_placeholder(st):
                     k, seen = int(st.value.elts[0].value[len(PLACEHOLDER):]), set()
                     operands, tolerance, calls, whole = self.checks[k]

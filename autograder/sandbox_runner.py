@@ -342,10 +342,19 @@ class Observer:
                     setattr(obj, attr, staticmethod(self.wrap_function(fn.__func__, f"{name}.{attr}",
                                                                        by_autograd=attr == "backward")))
         elif isinstance(obj, type) and obj.__module__ == "__main__":
-            for attr, fn in list(vars(obj).items()):
-                if isinstance(fn, types.FunctionType) and (not attr.startswith("__") or attr in ("__init__",
-                                                                                                 "__call__")):
-                    setattr(obj, attr, self.wrap_function(fn, f"{name}.{attr}"))
+            # its methods and those it inherits from the answer's other classes (a subclass that overrides one
+            # method still has the rest observed), each set on the class itself; the nearest definition wins
+            seen = set()
+            for klass in obj.__mro__:
+                if klass.__module__ != "__main__":
+                    continue
+                for attr, fn in list(vars(klass).items()):
+                    if attr in seen:
+                        continue
+                    seen.add(attr)
+                    if isinstance(fn, types.FunctionType) and (not attr.startswith("__") or
+                                                               attr in ("__init__", "__call__")):
+                        setattr(obj, attr, self.wrap_function(fn, f"{name}.{attr}"))
 
 
 def _fields(value, keys, depth=0):

@@ -131,3 +131,26 @@ def test_float_results_of_any_size_are_compared_within_a_tolerance():
         results = (x, x.double(), torch.complex(x, x), x.half())
         assert len(json.dumps(obs(results))) <= runner.OBS_BYTES, n
         assert verdict([x], [x * (1 + 1e-6)]).passed and not verdict([x], [x * 1.01]).passed, n
+
+
+def test_device_and_requires_grad_are_part_of_a_tensor():
+    x = torch.ones(3)
+    assert not verdict([x], [x.requires_grad_(False).clone().requires_grad_()]).passed
+    assert not verdict([torch.empty(2, device="meta")], [torch.empty(2)]).passed
+
+
+def test_a_tolerance_a_hidden_check_stated_comes_from_the_reference_record():
+    """The probe hands a check's rtol/atol/ulps to __observe__; the judge takes them from the reference's record
+    (doubled), never from the hand-in's, which could claim any."""
+    ref_value, close, far = torch.tensor([1.0, 2.0]), torch.tensor([1.0 + 3e-7, 2.0]), torch.tensor([1.001, 2.0])
+
+    def judged(got, ref_tol, got_tol=None):
+        ref = [{"fn": judge.OBSERVED, "out": obs(ref_value), **({"tol": ref_tol} if ref_tol else {})}]
+        got_rec = [{"fn": judge.OBSERVED, "out": obs(got), **({"tol": got_tol} if got_tol else {})}]
+        return judge.judge_cell("hidden_f", True, {"obs": ref, "cut": 0, "stable": [True]},
+                                {"error": None, "obs": got_rec, "obs_cut": 0}).passed
+
+    assert judged(far, None) is False and judged(close, None) is True  # the float32 default: rtol 1e-4
+    assert judged(close, {"ulps": 1.0}) is False  # 3e-7 is more than 2 ulps of float32 at 1.0
+    assert judged(far, {"rtol": 1e-2, "atol": 0.0}) is True
+    assert judged(far, None, got_tol={"rtol": 1.0}) is False  # the hand-in's own tolerance counts for nothing

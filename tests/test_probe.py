@@ -164,6 +164,20 @@ def test_what_changes_shared_objects_stays():
     assert "opt.step()" in out and "m[0].weight.grad[0, 0] = float('inf')" in out
 
 
+def test_a_print_stays_unless_it_shows_what_was_dropped():
+    out = probed("""
+        def noisy(x):
+            print("first")  # a graph break when compiled: part of the input
+            return x + 1
+
+        expected = reference(3)
+        got = f(noisy, 3)
+        print(f"expected {expected}, got {got}")
+        check_int("f", got, expected)
+    """)
+    assert "print('first')" in out and "expected" not in out
+
+
 def test_the_flow_of_a_loop_stays():
     out = probed("""
         def reference(ev):
