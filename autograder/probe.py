@@ -36,6 +36,7 @@ the judge (`judge.py`) compares what they returned. Comments do not survive (`as
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -258,6 +259,13 @@ class _Prober:
         self.copies = {n for s in ast.walk(tree) if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
                        and _callee(s.value) in ("deepcopy", "clone") for t in s.targets for n in _target_names(t)}
         self.texts = _text_names(tree)  # names that only ever hold text (messages, hints)
+        # plain single-name assignments of the cell as written, with the function each sits in (for inlining)
+        self.functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        self.assignments: dict[str, list] = {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                self.assignments.setdefault(n.targets[0].id, []).append((n, None))
+        self.assignments = {k: [(st, self.function_at(st.lineno)) for st, _ in v] for k, v in self.assignments.items()}
         self.events: dict[str, list[tuple[int, bool]]] = {}  # name -> (line, is a read), in line order
         for n in ast.walk(tree):
             if isinstance(n, ast.Name):
@@ -400,6 +408,21 @@ class _Prober:
         """A dropped check that calls nothing of the lab's."""
         return _is_placeholder(s) and not self.checks[int(s.value.elts[0].value[len(PLACEHOLDER):])][2]
 
+    def definition(self, name: str, line: int):
+        """The value of the last `name = value` before `line`, in the same function (None if none or not plain)."""
+        best = None
+        for st, fn in self.assignments.get(name, []):
+            if st.lineno < line and fn is self.function_at(line) and (best is None or st.lineno > best.lineno):
+                best = st
+        return None if best is None else best.value
+
+    def function_at(self, line: int):
+        inner = None
+        for fn in self.functions:
+            if fn.lineno <= line <= (fn.end_lineno or fn.lineno) and (inner is None or fn.lineno > inner.lineno):
+                inner = fn
+        return inner
+
     def private(self, s: ast.stmt) -> bool:
         """Whether no name `s` assigns is read after it (before being assigned again), so that `s` may turn
         into one check. A loop's own variables do not count."""
@@ -489,6 +512,15 @@ class _Prober:
         if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
             if isinstance(s, (ast.For, ast.AsyncFor)) and self.calls_lab(s.iter):
                 self.tainted.update(_target_names(s.target))
+            if isinstance(s, (ast.For, ast.AsyncFor)) and isinstance(s.target, ast.Tuple) and \
+                    isinstance(s.iter, (ast.List, ast.Tuple)) and s.iter.elts:
+                # for what, fn in [("...", lambda: Lab().f()), ...]: fn is one more way to call the lab
+                for k, t in enumerate(s.target.elts):
+                    if isinstance(t, ast.Name) and all(
+                            isinstance(r, ast.Tuple) and len(r.elts) == len(s.target.elts) and
+                            isinstance(r.elts[k], ast.Lambda) and _names(r.elts[k].body) & (self.active | self.objects)
+                            for r in s.iter.elts):
+                        self.active.add(t.id)
             n, private = len(self.checks), self.private(s)
             s.body, s.orelse = self.block(s.body), self.block(s.orelse)
             head = s.iter if isinstance(s, (ast.For, ast.AsyncFor)) else s.test
@@ -749,6 +781,38 @@ class _Prober:
                   for a in n.posonlyargs + n.args + n.kwonlyargs + [x for x in (n.vararg, n.kwarg) if x]}
         dead = (defined - alive) | self.nulled
 
+        def inline(e, bound=frozenset(), extra=frozenset(), depth=0):
+            """`e` with each dropped name replaced by the value its nearest earlier definition (in the same
+            function) computed, when that value reads nothing dropped and calls nothing of the lab's: `bad` for
+            `bad = {k: v for k, v in result.items() if v != "SUCCESS"}`, `expected` for `expected = torch.add(a, b)`.
+            Evaluated where the check stood, after the calls, it is what the check compared. None if it cannot."""
+            if depth > 3:
+                return None
+            names = (_names(e) - bound - extra) & dead
+            if not names:
+                return e
+            line = getattr(e, "lineno", None)
+            if line is None:
+                return None
+            swap = {}
+            for n in names:
+                if n in self.nulled or n in self.local_defs:
+                    return None
+                value = self.definition(n, line)
+                if value is None or self.lab_calls(value) or _literal_inside(value):
+                    return None
+                value = inline(value, bound, extra, depth + 1)
+                if value is None:
+                    return None
+                swap[n] = value
+
+            class Swap(ast.NodeTransformer):
+                def visit_Name(self, node):
+                    return copy.deepcopy(swap[node.id]) if node.id in swap and isinstance(node.ctx, ast.Load) \
+                        else node
+
+            return Swap().visit(copy.deepcopy(e))
+
         def parts(e, bound=frozenset(), extra=frozenset()) -> list[ast.expr]:
             if isinstance(e, (ast.Starred, ast.FormattedValue)):
                 return parts(e.value, bound, extra)
@@ -759,6 +823,10 @@ class _Prober:
             if isinstance(e, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp, ast.Lambda)) and \
                     (names & dead_here or _literal_inside(e)):
                 return []  # whole or not at all: its own variables mean nothing outside it
+            if names & dead_here and not _literal_inside(e):
+                whole_e = inline(e, bound, extra)
+                if whole_e is not None and not _names(whole_e) & bound:
+                    return [whole_e]
             if names & dead_here or _literal_inside(e):
                 return [p for child in ast.iter_child_nodes(e) if isinstance(child, ast.expr)
                         for p in parts(child, bound, extra)]
@@ -804,12 +872,14 @@ class _Prober:
             words = [k for k in whole.keywords if (k.arg in QUIET or text(k.value)) and (_names(k.value) - bound) & dead]
             keywords = [ast.keyword(k.arg, ast.Constant("")) if k in words else k for k in whole.keywords]
             args = [ast.Constant("") if k and text(a) else a for k, a in enumerate(whole.args)]
+            args = [a if k == 0 else (inline(a, bound) or a) for k, a in enumerate(args)]
+            keywords = [ast.keyword(k.arg, inline(k.value, bound) or k.value) for k in keywords]
             rest = ast.Tuple(args[1:] + [k.value for k in keywords], ast.Load())
             if (_names(rest) - bound) & dead or not restorable(whole.func):
                 return None
             if args and (_names(args[0]) - bound) & dead:
                 args = [ast.Constant("(a hidden test)")] + args[1:]
-            return whole if (args, keywords) == (whole.args, whole.keywords) else ast.Call(whole.func, args, keywords)
+            return ast.Call(whole.func, args, keywords)
 
         def runs_whole(st, bound) -> bool:
             """A check that can run where it stands in a loop: a call (not `fail`) or a condition reading nothing

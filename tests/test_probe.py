@@ -66,9 +66,20 @@ def test_a_condition_on_kept_values_is_observed_whole_and_a_literal_expectation_
             fail("shape", (4, 3), m.shape, "")
     """)
     assert "__observe__(lambda: ops.count('relu') > n)" in out  # the condition, whole
-    without = probed("got, ops = record(f, x)\nn = count_nodes(x)\nif ops.count('relu') > n:\n    fail('', n, 0, '')")
+    without = probed("def count_nodes(x):\n    return len(x)\n\n"
+                     "got, ops = record(f, x)\nn = count_nodes(x)\nif ops.count('relu') > n:\n    fail('', n, 0, '')")
     assert "count_nodes" not in without and "__observe__(lambda: ops.count('relu'))" in without
     assert "(4, 3)" not in out and "__observe__(lambda: m.shape)" in out
+
+
+def test_an_expected_value_torch_computes_is_computed_again_after_the_call():
+    out = probed("""
+        expected = torch.add(a, b, alpha=2)
+        got = f(a, b)
+        check_close("f", got, expected, rtol=1e-6, atol=0)
+    """)
+    assert out.index("got = f(a, b)") < out.index("torch.add")  # only after the call, where the check stood
+    assert "__observe__(lambda: check_close('f', got, torch.add(a, b, alpha=2), rtol=1e-06, atol=0))" in out
 
 
 def test_a_bound_is_observed_with_the_condition():
@@ -102,6 +113,9 @@ def test_a_check_on_kept_values_runs_whole_after_the_calls():
 
 def test_tolerances_travel_with_the_values():
     out = probed("""
+        def reference(x):
+            return x.exp()
+
         for dtype, rtol in [(torch.float32, 1e-6), (torch.float64, 1e-12)]:
             x = torch.ones(3, dtype=dtype)
             expected = reference(x)
