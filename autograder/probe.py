@@ -259,13 +259,7 @@ class _Prober:
         self.copies = {n for s in ast.walk(tree) if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
                        and _callee(s.value) in ("deepcopy", "clone") for t in s.targets for n in _target_names(t)}
         self.texts = _text_names(tree)  # names that only ever hold text (messages, hints)
-        # plain single-name assignments of the cell as written, with the function each sits in (for inlining)
-        self.functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        self.assignments: dict[str, list] = {}
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-                self.assignments.setdefault(n.targets[0].id, []).append((n, None))
-        self.assignments = {k: [(st, self.function_at(st.lineno)) for st, _ in v] for k, v in self.assignments.items()}
+        self.index(tree)
         self.events: dict[str, list[tuple[int, bool]]] = {}  # name -> (line, is a read), in line order
         for n in ast.walk(tree):
             if isinstance(n, ast.Name):
@@ -299,6 +293,34 @@ class _Prober:
         self.checks: list[tuple] = []  # (operands, tolerance, lab calls) of each dropped check, by placeholder
         self.bound: list[set[str]] = []  # names a check may not observe (the variables of a loop it replaced)
 
+
+    def index(self, tree: ast.Module) -> None:
+        """Plain single-name assignments of the cell as written, the block of statements each statement sits
+        in, and the statement each expression belongs to (to compute a dropped value again at its check)."""
+        self.assignments: dict[str, list] = {}
+        self.block_of: dict[int, int] = {}
+        self.stmt_of: dict[int, ast.stmt] = {}
+        self.blocks: list[list] = []  # keeps the lists alive, so that their ids stay theirs
+
+        def visit(stmts):
+            self.blocks.append(stmts)
+            for st in stmts:
+                self.block_of[id(st)] = id(stmts)
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                    self.assignments.setdefault(st.targets[0].id, []).append(st)
+                for field, value in ast.iter_fields(st):
+                    if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                        visit(value)
+                    elif isinstance(value, list) and value and isinstance(value[0], ast.excepthandler):
+                        for h in value:
+                            visit(h.body)
+                    else:
+                        for node in (value if isinstance(value, list) else [value]):
+                            if isinstance(node, ast.AST):
+                                for e in ast.walk(node):
+                                    self.stmt_of.setdefault(id(e), st)
+
+        visit(tree.body)
     # ---- what is a check, what calls the lab ----
 
     def is_check(self, call: ast.Call) -> bool:
@@ -408,20 +430,16 @@ class _Prober:
         """A dropped check that calls nothing of the lab's."""
         return _is_placeholder(s) and not self.checks[int(s.value.elts[0].value[len(PLACEHOLDER):])][2]
 
-    def definition(self, name: str, line: int):
-        """The value of the last `name = value` before `line`, in the same function (None if none or not plain)."""
+    def definition(self, name: str, where: ast.expr):
+        """The value of the last `name = value` before `where` in the same block of statements (so in the same
+        with, try, branch and loop pass: moved to the check, it computes what it computed), or None."""
+        block = self.block_of.get(id(self.stmt_of.get(id(where))))
         best = None
-        for st, fn in self.assignments.get(name, []):
-            if st.lineno < line and fn is self.function_at(line) and (best is None or st.lineno > best.lineno):
+        for st in self.assignments.get(name, []):
+            if self.block_of.get(id(st)) == block and block is not None and st.lineno < where.lineno and \
+                    (best is None or st.lineno > best.lineno):
                 best = st
         return None if best is None else best.value
-
-    def function_at(self, line: int):
-        inner = None
-        for fn in self.functions:
-            if fn.lineno <= line <= (fn.end_lineno or fn.lineno) and (inner is None or fn.lineno > inner.lineno):
-                inner = fn
-        return inner
 
     def private(self, s: ast.stmt) -> bool:
         """Whether no name `s` assigns is read after it (before being assigned again), so that `s` may turn
@@ -546,8 +564,11 @@ class _Prober:
                     self.tainted.update(_target_names(item.optional_vars))
                 if item.optional_vars is not None and self.makes_object(item.context_expr):
                     self.objects.update(_target_names(item.optional_vars))
+            lab_context = any(self.calls_lab(i.context_expr) for i in s.items)
+            if lab_context:  # with offload_saved_tensors(): what runs inside runs under the lab's hooks
+                self.tainted |= _stored(ast.Module(body=s.body, type_ignores=[]))
             s.body = self.block(s.body)
-            if not s.body and not any(self.calls_lab(i.context_expr) for i in s.items):
+            if not s.body and not lab_context:
                 return []
             s.body = s.body or [ast.Pass()]
             return [s]
@@ -791,14 +812,13 @@ class _Prober:
             names = (_names(e) - bound - extra) & dead
             if not names:
                 return e
-            line = getattr(e, "lineno", None)
-            if line is None:
+            if getattr(e, "lineno", None) is None:
                 return None
             swap = {}
             for n in names:
                 if n in self.nulled or n in self.local_defs:
                     return None
-                value = self.definition(n, line)
+                value = self.definition(n, e)
                 if value is None or self.lab_calls(value) or _literal_inside(value):
                     return None
                 value = inline(value, bound, extra, depth + 1)
@@ -892,6 +912,11 @@ class _Prober:
             if loop is not None:
                 inner = bound | _stored(loop)
                 head = loop.iter if isinstance(loop, (ast.For, ast.AsyncFor)) else loop.test
+                if (_names(head) - bound) & dead and isinstance(loop, (ast.For, ast.AsyncFor)):
+                    again = inline(head, bound)  # for p in found: found computed again, in the loop's place
+                    if again is None or (_names(again) - bound) & dead:
+                        return False
+                    loop.iter = head = again
                 return not (_names(head) - bound) & dead and all(runs_whole(x, inner) for x in loop.body + loop.orelse)
             if k in self.conditions:  # a condition on what the loop reads: observed once per pass (the runner
                 # records at most OBSERVED_PER_CELL such values per cell)
@@ -960,6 +985,7 @@ class _Prober:
         self.kept, self.dropped, self.checks, self.bound, self.tainted, self.objects = [], 0, [], [], set(), set()
         self.whole, self.loops, self.conditions = set(), {}, set()
         tree = original
+        self.index(tree)
         self.local_defs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         defined = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         defined |= set(self.local_defs)
