@@ -598,8 +598,11 @@ class _Prober:
             todo = list(targets)
             while todo:
                 t = todo.pop()
-                if isinstance(t, (ast.Subscript, ast.Attribute)) and _root(t) in self.aliases:
-                    return None  # m[0].weight.grad[1] = inf for m in (model, twin): it changes what m stands for
+                if isinstance(t, (ast.Subscript, ast.Attribute)) and (
+                        _root(t) in self.aliases or not any(not load for _, load in self.events.get(_root(t), []))):
+                    # m[0].weight.grad[1] = inf for m in (model, twin): it changes what m stands for;
+                    # module.attr = patch (a module, or a name the cell never assigns): state, it stays
+                    return None
                 while isinstance(t, (ast.Subscript, ast.Attribute, ast.Starred)):  # want[0] = ...: still want's
                     t = t.value
                 if isinstance(t, (ast.Tuple, ast.List)):
@@ -819,8 +822,8 @@ class _Prober:
                 if n in self.nulled or n in self.local_defs:
                     return None
                 value = self.definition(n, e)
-                if value is None or self.lab_calls(value) or _literal_inside(value):
-                    return None
+                if value is None or self.lab_calls(value) or _literal_inside(value) or _names(value) & self.tainted:
+                    return None  # (what the lab was handed may have changed since: `out[covered:]` after a launch)
                 value = inline(value, bound, extra, depth + 1)
                 if value is None:
                     return None

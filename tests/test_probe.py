@@ -72,14 +72,20 @@ def test_a_condition_on_kept_values_is_observed_whole_and_a_literal_expectation_
     assert "(4, 3)" not in out and "__observe__(lambda: m.shape)" in out
 
 
-def test_an_expected_value_torch_computes_is_computed_again_after_the_call():
+def test_an_expected_value_is_computed_again_after_the_call_unless_the_lab_had_its_inputs():
     out = probed("""
+        expected = torch.add(a, b, alpha=2)
+        got = f(c)
+        check_close("f", got, expected, rtol=1e-6, atol=0)
+    """)
+    assert out.index("got = f(c)") < out.index("torch.add")  # only after the call, where the check stood
+    assert "__observe__(lambda: check_close('f', got, torch.add(a, b, alpha=2), rtol=1e-06, atol=0))" in out
+    handed = probed("""
         expected = torch.add(a, b, alpha=2)
         got = f(a, b)
         check_close("f", got, expected, rtol=1e-6, atol=0)
-    """)
-    assert out.index("got = f(a, b)") < out.index("torch.add")  # only after the call, where the check stood
-    assert "__observe__(lambda: check_close('f', got, torch.add(a, b, alpha=2), rtol=1e-06, atol=0))" in out
+    """)  # f may have changed a or b in place: torch.add again could agree with anything; got is compared
+    assert "torch.add" not in handed and "__observe__(lambda: got, rtol=1e-06, atol=0)" in handed
 
 
 def test_a_bound_is_observed_with_the_condition():
