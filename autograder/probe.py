@@ -287,7 +287,10 @@ class _Prober:
         self.whole: set[int] = set()  # checks kept whole (handed a lab function): they stay, whatever they assign
         self.nulled: set[str] = set()  # parameters every caller now passes None (what only checks read)
         self.instances: set[str] = set()  # objects of classes the cell defines (a reference simulator, say)
-        self.tainted: set[str] = set()  # variables holding what the lab returned (or a probed function's params)
+        self.tainted: set[str] = set()
+        self.check_lines: list[int] = []  # the line of each dropped check (placeholder number -> line)
+        self.line = 0
+        self.handed: set[str] = set()  # variables handed to the lab (it may change them in place)  # variables holding what the lab returned (or a probed function's params)
         self.kept: list[str] = []
         self.dropped = 0
         self.checks: list[tuple] = []  # (operands, tolerance, lab calls) of each dropped check, by placeholder
@@ -321,6 +324,18 @@ class _Prober:
                                     self.stmt_of.setdefault(id(e), st)
 
         visit(tree.body)
+        # every assignment of each name (its Name node), with its line and the function it sits in
+        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+        def function_at(line):
+            inside = [f for f in functions if f.lineno <= line <= (f.end_lineno or f.lineno)]
+            return max(inside, key=lambda f: f.lineno) if inside else None
+
+        self.function_at = function_at
+        self.stores: dict[str, list] = {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                self.stores.setdefault(n.id, []).append((n.lineno, n, function_at(n.lineno)))
     # ---- what is a check, what calls the lab ----
 
     def is_check(self, call: ast.Call) -> bool:
@@ -365,7 +380,9 @@ class _Prober:
         out = []
         for s in stmts:
             self.hand_over(s)
+            outer, self.line = self.line, getattr(s, "lineno", self.line)
             new = self.stmt(s)
+            self.line = outer
             if len(new) != 1 or new[0] is not s:
                 self.dropped += 1
             out += new
@@ -405,7 +422,9 @@ class _Prober:
                         self.param_taint.add((fn.name, kw.arg, bool(_names(kw.value) & self.objects)))
         for c in self.lab_calls(s) if not isinstance(s, (ast.For, ast.While, ast.If, ast.With, ast.Try)) else []:
             if isinstance(c, ast.Call):
-                self.tainted.update(a.id for a in c.args if isinstance(a, ast.Name) and a.id not in self.active)
+                given = {a.id for a in c.args if isinstance(a, ast.Name) and a.id not in self.active}
+                self.tainted |= given
+                self.handed |= given
 
     def check(self, operands: list[ast.expr], tolerance: list[ast.keyword] = (), bound=(),
               whole: ast.Call | None = None) -> list[ast.stmt]:
@@ -414,6 +433,7 @@ class _Prober:
         tolerance (rtol=, atol=, ulps=: no secret) stays, read by the placeholder, and goes with each value."""
         calls = self.lab_calls(ast.Tuple(operands, ast.Load()))
         self.checks.append((operands, list(tolerance), calls, whole))
+        self.check_lines.append(self.line)
         self.bound.append(set(bound))
         marker = ast.Constant(f"{PLACEHOLDER}{len(self.checks) - 1}")
         # the placeholder reads what the lab calls in the check need, so that it stays defined
@@ -822,7 +842,7 @@ class _Prober:
                 if n in self.nulled or n in self.local_defs:
                     return None
                 value = self.definition(n, e)
-                if value is None or self.lab_calls(value) or _literal_inside(value) or _names(value) & self.tainted:
+                if value is None or self.lab_calls(value) or _literal_inside(value) or _names(value) & self.handed:
                     return None  # (what the lab was handed may have changed since: `out[covered:]` after a launch)
                 value = inline(value, bound, extra, depth + 1)
                 if value is None:
@@ -926,9 +946,28 @@ class _Prober:
                 return not (_names(operands[0]) - bound) & dead and not _literal_inside(operands[0])
             return runnable(whole, bound) is not None
 
+        kept = {id(n) for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        everywhere = dead
+
+        def gone_at(line) -> set[str]:
+            """Names whose last assignment before `line` (in the same function) the probe dropped, though another
+            of their assignments stays: `expected` after a dropped `expected = ...`, where another loop keeps
+            its own `expected`."""
+            fn, out = self.function_at(line), set()
+            for name, stores in self.stores.items():
+                if name in everywhere:
+                    continue
+                before = [(ln, node) for ln, node, f in stores if ln < line and f is fn]
+                if before and id(max(before, key=lambda x: x[0])[1]) not in kept:
+                    out.add(name)
+            return out
+
         def fill(stmts, extra=frozenset()):
+            nonlocal dead
             out = []
             for st in stmts:
+                if _is_placeholder(st):
+                    dead = everywhere | gone_at(self.check_lines[self.number(st)])
                 if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
                         isinstance(st.value.func, ast.Name) and st.value.func.id in DROPPED_CALLS and \
                         (_names(st.value) - extra) & dead:
@@ -986,7 +1025,8 @@ class _Prober:
                          and CHECK.match(n.name) and not _names(n) & self.active}
         self.block(copy.deepcopy(original).body)  # first pass: which parameters the lab's values reach
         self.kept, self.dropped, self.checks, self.bound, self.tainted, self.objects = [], 0, [], [], set(), set()
-        self.whole, self.loops, self.conditions = set(), {}, set()
+        self.whole, self.loops, self.conditions, self.handed = set(), {}, set(), set()
+        self.check_lines, self.line = [], 0
         tree = original
         self.index(tree)
         self.local_defs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
