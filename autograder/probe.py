@@ -287,10 +287,10 @@ class _Prober:
         self.whole: set[int] = set()  # checks kept whole (handed a lab function): they stay, whatever they assign
         self.nulled: set[str] = set()  # parameters every caller now passes None (what only checks read)
         self.instances: set[str] = set()  # objects of classes the cell defines (a reference simulator, say)
-        self.tainted: set[str] = set()
+        self.tainted: set[str] = set()  # variables holding what the lab returned (or ran under its context)
         self.check_lines: list[int] = []  # the line of each dropped check (placeholder number -> line)
         self.line = 0
-        self.handed: set[str] = set()  # variables handed to the lab (it may change them in place)  # variables holding what the lab returned (or a probed function's params)
+        self.handed: set[str] = set()  # variables handed to the lab (it may change them in place)
         self.kept: list[str] = []
         self.dropped = 0
         self.checks: list[tuple] = []  # (operands, tolerance, lab calls) of each dropped check, by placeholder
@@ -311,7 +311,7 @@ class _Prober:
                 self.block_of[id(st)] = id(stmts)
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
                     self.assignments.setdefault(st.targets[0].id, []).append(st)
-                for field, value in ast.iter_fields(st):
+                for _, value in ast.iter_fields(st):
                     if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                         visit(value)
                     elif isinstance(value, list) and value and isinstance(value[0], ast.excepthandler):
@@ -570,7 +570,7 @@ class _Prober:
                 bound = set(_target_names(s.target)) if isinstance(s, (ast.For, ast.AsyncFor)) else set()
                 bound |= {n for x in s.body + s.orelse if _is_placeholder(x) for n in self.bound[self.number(x)]}
                 out = self.check(_iterated(head) + inner, bound=bound)
-                self.loops[len(self.checks) - 1] = s  # the loop comes back whole if it turns out to need nothing dropped
+                self.loops[len(self.checks) - 1] = s  # back whole if it turns out to need nothing dropped
                 return out
             if not s.body and not s.orelse:
                 head = s.iter if isinstance(s, (ast.For, ast.AsyncFor)) else s.test
@@ -654,89 +654,93 @@ class _Prober:
         """Mark and sweep: statements that do more than define are the roots; a definition lives when a
         live statement reads what it defines; a function's body counts only once the function lives. So a
         reference and everything only it (or only the dropped checks) needed goes, cycles included."""
-        changed = True
-        while changed:
-            owner, parent, order = {}, {}, []
+        while self._prune_once(tree):
+            pass
 
-            def collect(stmts, fn, up):
-                for st in stmts:
-                    owner[id(st)], parent[id(st)], _ = fn, up, order.append(st)
-                    if isinstance(st, ast.ClassDef):
-                        continue  # a class's body is read through attributes: it stays whole
-                    is_fn = isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    inner, inner_up = (st, None) if is_fn else (fn, st)
+    def _prune_once(self, tree: ast.Module) -> bool:
+        """One mark-and-sweep pass (then the literal tables' columns and the unused parameters); whether it
+        changed anything."""
+        owner, parent, order = {}, {}, []
+
+        def collect(stmts, fn, up):
+            for st in stmts:
+                owner[id(st)], parent[id(st)], _ = fn, up, order.append(st)
+                if isinstance(st, ast.ClassDef):
+                    continue  # a class's body is read through attributes: it stays whole
+                is_fn = isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+                inner, inner_up = (st, None) if is_fn else (fn, st)
+                for attr in ("body", "orelse", "finalbody"):
+                    body = getattr(st, attr, None)
+                    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                        collect(body, inner, inner_up)
+                for h in getattr(st, "handlers", []):
+                    collect(h.body, inner, inner_up)
+
+        collect(tree.body, None, None)
+        defines = {id(st): self.defines(st) for st in order}
+        marked, live = set(), set()
+
+        def mark(st):
+            """`st` lives: what it reads lives, and so do the statements it sits in (their headers)."""
+            while st is not None and id(st) not in marked:
+                marked.add(id(st))
+                names = defines[id(st)]
+                if not _prints(st):  # what a print shows keeps nothing alive (observe_checks drops it)
+                    live.update(_header_loads(st) if names is None else _own_loads(st))
+                st = parent[id(st)]
+
+        def root(st) -> bool:
+            if isinstance(st, ast.Pass):
+                return False
+            if isinstance(st, (ast.Continue, ast.Break)):  # `if i % 3: continue`: the loop's flow stays
+                return True
+            if isinstance(st, CONTAINERS):  # a branch, a loop, a with or a try lives through what it holds
+                return bool(self.lab_calls(_header(st)))
+            return defines[id(st)] is None
+
+        grew = True
+        while grew:
+            grew = False
+            for st in order:
+                fn = owner[id(st)]
+                if id(st) in marked or (fn is not None and id(fn) not in marked):
+                    continue
+                names = defines[id(st)]
+                if root(st) or (names is not None and any(n in live for n in names)):
+                    mark(st)
+                    grew = True
+
+        def sweep(stmts):
+            out = []
+            for st in stmts:
+                if id(st) not in marked and not isinstance(st, (ast.Continue, ast.Break)):
+                    self.dropped += 1
+                    continue
+                if not isinstance(st, ast.ClassDef):
                     for attr in ("body", "orelse", "finalbody"):
                         body = getattr(st, attr, None)
                         if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-                            collect(body, inner, inner_up)
+                            setattr(st, attr, sweep(body) or ([ast.Pass()] if attr == "body" else []))
                     for h in getattr(st, "handlers", []):
-                        collect(h.body, inner, inner_up)
+                        h.body = sweep(h.body) or [ast.Pass()]
+                if isinstance(st, ast.Try) and not st.handlers and not st.finalbody:
+                    out += st.body + st.orelse  # try/finally whose finally went: the body alone
+                    continue
+                if isinstance(st, (ast.If, ast.For, ast.AsyncFor, ast.While)) and not st.orelse and \
+                        all(isinstance(x, ast.Pass) for x in st.body) and \
+                        not self.lab_calls(st.test if isinstance(st, (ast.If, ast.While)) else st.iter):
+                    self.dropped += 1  # nothing left to do inside: the loop or the branch goes
+                    continue
+                out.append(st)
+            return out
 
-            collect(tree.body, None, None)
-            defines = {id(st): self.defines(st) for st in order}
-            marked, live = set(), set()
-
-            def mark(st):
-                """`st` lives: what it reads lives, and so do the statements it sits in (their headers)."""
-                while st is not None and id(st) not in marked:
-                    marked.add(id(st))
-                    names = defines[id(st)]
-                    if not _prints(st):  # what a print shows keeps nothing alive (observe_checks drops it)
-                        live.update(_header_loads(st) if names is None else _own_loads(st))
-                    st = parent[id(st)]
-
-            def root(st) -> bool:
-                if isinstance(st, ast.Pass):
-                    return False
-                if isinstance(st, (ast.Continue, ast.Break)):  # `if i % 3: continue`: the loop's flow stays
-                    return True
-                if isinstance(st, CONTAINERS):  # a branch, a loop, a with or a try lives through what it holds
-                    return bool(self.lab_calls(_header(st)))
-                return defines[id(st)] is None
-
-            grew = True
-            while grew:
-                grew = False
-                for st in order:
-                    fn = owner[id(st)]
-                    if id(st) in marked or (fn is not None and id(fn) not in marked):
-                        continue
-                    names = defines[id(st)]
-                    if root(st) or (names is not None and any(n in live for n in names)):
-                        mark(st)
-                        grew = True
-
-            def sweep(stmts):
-                out = []
-                for st in stmts:
-                    if id(st) not in marked and not isinstance(st, (ast.Continue, ast.Break)):
-                        self.dropped += 1
-                        continue
-                    if not isinstance(st, ast.ClassDef):
-                        for attr in ("body", "orelse", "finalbody"):
-                            body = getattr(st, attr, None)
-                            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-                                setattr(st, attr, sweep(body) or ([ast.Pass()] if attr == "body" else []))
-                        for h in getattr(st, "handlers", []):
-                            h.body = sweep(h.body) or [ast.Pass()]
-                    if isinstance(st, ast.Try) and not st.handlers and not st.finalbody:
-                        out += st.body + st.orelse  # try/finally whose finally went: the body alone
-                        continue
-                    if isinstance(st, (ast.If, ast.For, ast.AsyncFor, ast.While)) and not st.orelse and \
-                            all(isinstance(x, ast.Pass) for x in st.body) and \
-                            not self.lab_calls(st.test if isinstance(st, (ast.If, ast.While)) else st.iter):
-                        self.dropped += 1  # nothing left to do inside: the loop or the branch goes
-                        continue
-                    out.append(st)
-                return out
-
-            before = ast.dump(tree)
-            tree.body = sweep(tree.body)
-            total = _loads(tree)
-            for loop in [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor))]:
-                self.strip_columns(loop, total)
-            self.unused_arguments(tree)
-            changed = ast.dump(tree) != before
+        before = ast.dump(tree)
+        tree.body = sweep(tree.body)
+        total = _loads(tree)
+        for loop in [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.AsyncFor))]:
+            self.strip_columns(loop, total)
+        self.unused_arguments(tree)
+        return ast.dump(tree) != before
 
     def strip_columns(self, loop: ast.For, total: Counter) -> None:
         """`for args, expected in [(a1, e1), ...]` or `in zip(inputs, expected)` (or `enumerate` of either)
@@ -912,7 +916,8 @@ class _Prober:
                 return isinstance(e, (ast.Name, ast.JoinedStr)) and bool((_names(e) - bound) & dead) and \
                     all(n in self.texts or n not in dead for n in _names(e) - bound)
 
-            words = [k for k in whole.keywords if (k.arg in QUIET or text(k.value)) and (_names(k.value) - bound) & dead]
+            words = [k for k in whole.keywords
+                     if (k.arg in QUIET or text(k.value)) and (_names(k.value) - bound) & dead]
             keywords = [ast.keyword(k.arg, ast.Constant("")) if k in words else k for k in whole.keywords]
             args = [ast.Constant("") if k and text(a) else a for k, a in enumerate(whole.args)]
             args = [a if k == 0 else (inline(a, bound) or a) for k, a in enumerate(args)]
