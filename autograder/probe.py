@@ -290,7 +290,7 @@ class _Prober:
         self.tainted: set[str] = set()  # variables holding what the lab returned (or ran under its context)
         self.check_lines: list[int] = []  # the line of each dropped check (placeholder number -> line)
         self.line = 0
-        self.handed: set[str] = set()  # variables handed to the lab (it may change them in place)
+        self.handed: dict[str, list[int]] = {}  # variable -> lines where the lab was handed it (it may change it)
         self.kept: list[str] = []
         self.dropped = 0
         self.checks: list[tuple] = []  # (operands, tolerance, lab calls) of each dropped check, by placeholder
@@ -379,8 +379,8 @@ class _Prober:
     def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out = []
         for s in stmts:
-            self.hand_over(s)
             outer, self.line = self.line, getattr(s, "lineno", self.line)
+            self.hand_over(s)
             new = self.stmt(s)
             self.line = outer
             if len(new) != 1 or new[0] is not s:
@@ -424,7 +424,8 @@ class _Prober:
             if isinstance(c, ast.Call):
                 given = {a.id for a in c.args if isinstance(a, ast.Name) and a.id not in self.active}
                 self.tainted |= given
-                self.handed |= given
+                for name in given:
+                    self.handed.setdefault(name, []).append(self.line)
 
     def check(self, operands: list[ast.expr], tolerance: list[ast.keyword] = (), bound=(),
               whole: ast.Call | None = None) -> list[ast.stmt]:
@@ -829,7 +830,7 @@ class _Prober:
                   for a in n.posonlyargs + n.args + n.kwonlyargs + [x for x in (n.vararg, n.kwarg) if x]}
         dead = (defined - alive) | self.nulled
 
-        def inline(e, bound=frozenset(), extra=frozenset(), depth=0):
+        def inline(e, bound=frozenset(), extra=frozenset(), depth=0, at=None):
             """`e` with each dropped name replaced by the value its nearest earlier definition (in the same
             function) computed, when that value reads nothing dropped and calls nothing of the lab's: `bad` for
             `bad = {k: v for k, v in result.items() if v != "SUCCESS"}`, `expected` for `expected = torch.add(a, b)`.
@@ -841,14 +842,16 @@ class _Prober:
                 return e
             if getattr(e, "lineno", None) is None:
                 return None
+            at = at or self.check_line  # where the value is computed again: the check's line
             swap = {}
             for n in names:
                 if n in self.nulled or n in self.local_defs:
                     return None
                 value = self.definition(n, e)
-                if value is None or self.lab_calls(value) or _literal_inside(value) or _names(value) & self.handed:
+                if value is None or self.lab_calls(value) or _literal_inside(value) or any(
+                        value.lineno <= line < at for name in _names(value) for line in self.handed.get(name, [])):
                     return None  # (what the lab was handed may have changed since: `out[covered:]` after a launch)
-                value = inline(value, bound, extra, depth + 1)
+                value = inline(value, bound, extra, depth + 1, at)
                 if value is None:
                     return None
                 swap[n] = value
@@ -972,7 +975,8 @@ class _Prober:
             out = []
             for st in stmts:
                 if _is_placeholder(st):
-                    dead = everywhere | gone_at(self.check_lines[self.number(st)])
+                    self.check_line = self.check_lines[self.number(st)]
+                    dead = everywhere | gone_at(self.check_line)
                 if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
                         isinstance(st.value.func, ast.Name) and st.value.func.id in DROPPED_CALLS and \
                         (_names(st.value) - extra) & dead:
@@ -1005,6 +1009,9 @@ class _Prober:
                         seen.add(ast.dump(e))
                         out.append(ast.Expr(ast.Call(ast.Name(OBSERVE, ast.Load()),
                                                      [ast.Lambda(_no_args(), e)], tolerance)))
+                    if not seen:  # nothing of it can be observed: that it was reached is (an else: fail(...))
+                        out.append(ast.Expr(ast.Call(ast.Name(OBSERVE, ast.Load()),
+                                                     [ast.Lambda(_no_args(), ast.Constant(self.check_line))], [])))
                     continue
                 for attr in ("body", "orelse", "finalbody"):
                     inner = getattr(st, attr, None)
@@ -1030,8 +1037,8 @@ class _Prober:
                          and CHECK.match(n.name) and not _names(n) & self.active}
         self.block(copy.deepcopy(original).body)  # first pass: which parameters the lab's values reach
         self.kept, self.dropped, self.checks, self.bound, self.tainted, self.objects = [], 0, [], [], set(), set()
-        self.whole, self.loops, self.conditions, self.handed = set(), {}, set(), set()
-        self.check_lines, self.line = [], 0
+        self.whole, self.loops, self.conditions, self.handed = set(), {}, set(), {}
+        self.check_lines, self.line, self.check_line = [], 0, 0
         tree = original
         self.index(tree)
         self.local_defs = {n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
