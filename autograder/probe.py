@@ -22,6 +22,10 @@ drops the checks and what only the checks needed:
   a `def reference(...)`, a `cases.append(...)` into a list nobody reads), and a `for` over a
   literal table loses the columns nobody reads (the expected results of test vectors); a
   statement whose line says `# probe: keep` stays (a bound measured on the machine, no secret);
+- a cell with a line `# probe: whole` runs as written, checks and all: the escape hatch for a test
+  whose probe does not keep its meaning yet (listed in `Probe.kept`; THREATS.md names them);
+- a statement on a line that says `# probe: quiet` runs with the lab's calls inside it unrecorded
+  (a timed replay whose retries depend on the clock);
 - a name assigned on a line that says `# probe: lab` counts as one of the lab's functions (an
   operator the lab registered, `torch.ops.lab02.scaled_add`, or a compiled function that calls it);
 - last, each dropped check becomes `__observe__(lambda: e)` for every part `e` of it that reads
@@ -44,9 +48,13 @@ from dataclasses import dataclass, field
 CHECK = re.compile(r"^_*(check|fail|expect(?!ed)|assert)", re.I)  # not `expected_round(...)`: a value
 DROPPED_CALLS = {"print", "display"}
 LAB = re.compile(r"#\s*probe:\s*lab\b")  # names that reach the lab's code: `op = torch.ops.lab.f  # probe: lab`
+WHOLE = re.compile(r"#\s*probe:\s*whole\b")  # a cell whose probe does not yet keep its meaning: it runs whole
+QUIET_LINE = re.compile(r"#\s*probe:\s*quiet\b")  # a statement whose calls of the lab are not recorded
+QUIET_FN = "__quiet__"  # sandbox_runner.Observer.quiet
 KEEP = re.compile(r"#\s*probe:\s*keep\b")  # a definition the probe keeps: a check's bound that is no secret
 OBSERVE = "__observe__"  # the runner's: records what a thunk returns or raises (sandbox_runner.Observer.observe)
 PLACEHOLDER = "\0check "
+AUTOGRAD = {"grad", "backward", "gradcheck", "gradgradcheck", "vjp", "jvp"}  # they run the answer's backward
 CALLERS = {"call", "call_backward", "record_aten_ops"}  # labkit helpers that call the function they are handed
 WRAPPERS = {"compile", "partial", "jit", "vmap"}  # f = torch.compile(lambda x: lab(x)) is a lab function too
 TOLERANCE = {"rtol", "atol", "ulps"}  # a check's keywords that travel with the values it looked at
@@ -67,8 +75,17 @@ def probe(source: str, interface) -> Probe:
 
     tree = parse_python(source)
     lines = source.splitlines()
+    if any(WHOLE.search(line) for line in lines):  # the cell runs as written (listed: its checks reach the sandbox)
+        return Probe(source, [f"the whole cell ({next(line.strip() for line in lines if WHOLE.search(line))})"])
     keep = {n for n, line in enumerate(lines, 1) if KEEP.search(line)}
     lab = {n for n, line in enumerate(lines, 1) if LAB.search(line)}
+    quiet = {n for n, line in enumerate(lines, 1) if QUIET_LINE.search(line)}
+    for st in ast.walk(tree):  # `seconds = timed(sim)  # probe: quiet`: run, its calls of the lab unrecorded
+        if isinstance(st, (ast.Assign, ast.Expr)) and st.lineno in quiet and isinstance(st.value, ast.Call):
+            st.value = ast.copy_location(
+                ast.Call(ast.Name(QUIET_FN, ast.Load()), [ast.Lambda(_no_args(), st.value)], []), st.value)
+            keep.add(st.lineno)
+    ast.fix_missing_locations(tree)
     names = {t for s in ast.walk(tree) if isinstance(s, ast.Assign) and s.lineno in lab
              for target in s.targets for t in _target_names(target)}
     return _Prober(tree, set(interface) | names, keep).run()
@@ -362,6 +379,8 @@ class _Prober:
                 direct = _root(n.func) in self.active | self.objects or any(
                     isinstance(a, (ast.Name, ast.Attribute)) and _names(a) & handed
                     for a in list(n.args) + [k.value for k in n.keywords])
+                # torch.autograd.grad(y.sum(), x), y.backward(): autograd runs the backward the lab's answer built
+                direct = direct or (_callee(n) in AUTOGRAD and bool(_names(n) & self.tainted))
                 if direct:
                     found.append(n)
                     return
@@ -995,7 +1014,8 @@ class _Prober:
                     if run is not None:
                         # check_integer_only(what, ops): it reads nothing the probe dropped, so it runs, after
                         # the calls, and its outcome (None, or what it raised) is what the judge compares
-                        out.append(ast.Expr(ast.Call(ast.Name(OBSERVE, ast.Load()), [ast.Lambda(_no_args(), run)], [])))
+                        out.append(ast.Expr(ast.Call(ast.Name(OBSERVE, ast.Load()), [ast.Lambda(_no_args(), run)],
+                                                     [ast.keyword("outcome", ast.Constant(True))])))
                         continue
                     observed = [p for op in operands for p in parts(op, self.bound[k], extra)]
                     inside = {id(n) for p in observed for n in ast.walk(p)}

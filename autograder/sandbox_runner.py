@@ -64,6 +64,7 @@ MAX_ITEMS = 256  # items of one container encoded (the length is always sent)
 
 
 OBSERVE = "__observe__"  # the name a hidden test's probe calls (autograder/probe.py spells it too)
+QUIET = "__quiet__"  # and the one it runs a `# probe: quiet` statement through
 OBSERVED = "(a value a hidden check looked at)"  # the "fn" of its observations
 
 
@@ -285,7 +286,7 @@ class Observer:
         self.records.append({"fn": name, "out": out, **({"autograd": True} if by_autograd else {}),
                              **({"tol": tol} if tol else {})})
 
-    def observe(self, thunk, **tolerance):
+    def observe(self, thunk, outcome=False, **tolerance):
         """`__observe__(lambda: value[, rtol=, atol=, ulps=])`: a hidden test's probe (autograder/probe.py)
         calls it for each value a check of the instructor's looked at; the check itself, and its expected
         value, stay outside. The judge takes the tolerance from the reference's record, never a hand-in's."""
@@ -301,7 +302,20 @@ class Observer:
         except Exception as e:  # noqa: BLE001 - recorded: the judge compares it with the reference's
             self.record(OBSERVED, {"t": "raised", "types": _exception_types(e)}, tol=tol)
             return
-        self.record(OBSERVED, encode(value), tol=tol)
+        # outcome=True: a check run whole, and only whether it held counts (check_raises returns the message,
+        # whose wording is the answer's own)
+        self.record(OBSERVED, encode(None if outcome else value), tol=tol)
+
+    def quiet(self, thunk):
+        """`__quiet__(lambda: ...)`: a hidden test's probe runs a statement marked `# probe: quiet` (a timed replay)
+        with the lab's calls inside it unrecorded: how many there are depends on the clock, not on the answer."""
+        if not self.active or self.depth:
+            return thunk()
+        self.depth += 1
+        try:
+            return thunk()
+        finally:
+            self.depth -= 1
 
     def wrap_function(self, fn, name, by_autograd=False):
         if getattr(fn, "__observed__", False):
@@ -402,6 +416,7 @@ class Runner:
         self.main = types.ModuleType("__main__")
         self.main.__dict__["__builtins__"] = builtins
         self.main.__dict__[OBSERVE] = self.observer.observe
+        self.main.__dict__[QUIET] = self.observer.quiet
 
     def send(self, record):
         record["nonce"] = self.nonce

@@ -209,6 +209,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
 
     def observe():
         ip.user_ns[runner.OBSERVE] = observer.observe
+        ip.user_ns[runner.QUIET] = observer.quiet
         for name in interface:
             observer.wrap(ip.user_ns, name)
 

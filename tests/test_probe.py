@@ -79,7 +79,8 @@ def test_an_expected_value_is_computed_again_after_the_call_unless_the_lab_had_i
         check_close("f", got, expected, rtol=1e-6, atol=0)
     """)
     assert out.index("got = f(c)") < out.index("torch.add")  # only after the call, where the check stood
-    assert "__observe__(lambda: check_close('f', got, torch.add(a, b, alpha=2), rtol=1e-06, atol=0))" in out
+    assert "__observe__(lambda: check_close('f', got, torch.add(a, b, alpha=2), rtol=1e-06, atol=0), outcome=True)" \
+        in out
     handed = probed("""
         expected = torch.add(a, b, alpha=2)
         got = f(a, b)
@@ -113,7 +114,7 @@ def test_a_check_on_kept_values_runs_whole_after_the_calls():
         check_integer_only("f(x)", ops)
         check_int("f(x)", got, 42)
     """)
-    assert "__observe__(lambda: check_integer_only('f(x)', ops))" in out  # its outcome is what is compared
+    assert "__observe__(lambda: check_integer_only('f(x)', ops), outcome=True)" in out  # only whether it held
     assert "42" not in out and "__observe__(lambda: got)" in out  # an expected value written out stays out
 
 
@@ -224,18 +225,26 @@ def test_a_deep_copy_used_only_for_expected_values_goes():
     assert "reference" not in out and "erased = f(gm)" in out
 
 
+# Hidden cells marked `# probe: whole`: their probe does not yet catch every mutant of the lab's catalogue, so
+# they run as written (their checks and expected values reach the sandbox). Each is a known exposure.
+RUN_WHOLE = {"hidden_memory_stats", "hidden_benchmark", "hidden_seeded_worker_init"}
+
+
 @pytest.mark.parametrize("lab", settings.labs())
 def test_every_hidden_test_of_the_lab_keeps_its_checks_out(lab):
     """Each hidden cell's probe parses, checks nothing but what it lists as kept whole, and keeps no function
     of the cell that no longer reaches the lab or serves what stays (a reference implementation)."""
     source = nbs.read(settings.solution_notebook(lab))
     names = interface(source)
-    problems = []
+    problems, whole = [], []
     for cell in source.cells:
         if not (nbs.is_test(cell) and "BEGIN HIDDEN TESTS" in cell.source):
             continue
         gid = nbs.grade_id(cell)
         p = probe(cell.source, names)
+        if p.kept and p.kept[0].startswith("the whole cell"):
+            whole.append(gid)
+            continue
         tree = ast.parse(p.source)
         kept = "\n".join(p.kept)
         observed = {id(n.args[0].body) for n in ast.walk(tree) if isinstance(n, ast.Call)
@@ -259,6 +268,7 @@ def test_every_hidden_test_of_the_lab_keeps_its_checks_out(lab):
         if "BEGIN HIDDEN TESTS" in p.source or "### " in p.source:
             problems.append(f"{gid}: comments survived")
     assert not problems, "\n".join(problems)
+    assert set(whole) <= RUN_WHOLE, f"{lab}: hidden cells that run whole, not listed here (and in THREATS.md): {whole}"
 
 
 # ---- through the grader ----
