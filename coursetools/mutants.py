@@ -100,8 +100,9 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
         session.run_source(DRIVER)
         # Baseline, twice: the tests must pass again when re-run (otherwise they depend on state from other
         # cells and mutant results would mean nothing), and what the two runs observe alike is compared exactly.
-        base = _drive(session, "", tests, answers, mode="baseline")[1]
-        again = _drive(session, "", tests, answers, mode="baseline")[1]
+        names = interface_of(session)  # the lab's interface, read once
+        base = _drive(session, "", tests, answers, mode="baseline", names=names)[1]
+        again = _drive(session, "", tests, answers, mode="baseline", names=names)[1]
         for gid, ok, msg, *_ in base:
             if not ok:
                 run.rerun_problems.append(f"{gid}: {msg}")
@@ -113,7 +114,7 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
         for results, mutant in entries:
             result = MutantResult(mutant.name, mutant.must_fail, ())
             try:
-                broken, outcomes = _drive(session, mutant.source, tests, answers, limits)
+                broken, outcomes = _drive(session, mutant.source, tests, answers, limits, names=names)
                 result.broken = broken
                 broken_rules = screen.constraint_failures(answer_cells(nb, mutant))
                 for gid, ok, msg, passed, reason, _ in outcomes:
@@ -127,7 +128,7 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
                 session.run_notebook()
                 session.run_source(DRIVER)
                 for _ in range(2):  # the reference runs lived in the kernel that died
-                    _drive(session, "", tests, answers, mode="baseline")
+                    _drive(session, "", tests, answers, mode="baseline", names=names)
             results.append(result)
         run.mutant_seconds = time.perf_counter() - t0
     finally:
@@ -256,7 +257,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
 
 
 def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
-           limits: list[float] | None = None, mode: str = "judge") -> tuple[str, list]:
+           limits: list[float] | None = None, mode: str = "judge", names: list[str] | None = None) -> tuple[str, list]:
     """Run the driver once: (broken, [(grade_id, finished cleanly, message, judge's verdict, its reason,
     seconds)]). mode "baseline" keeps the run in the kernel as one of the solution's two reference runs (no
     verdict); "judge" judges the run against them. `limits`: seconds each test may take."""
@@ -264,7 +265,8 @@ def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
 
     limits = limits or [float(settings.CELL_TIMEOUT_S)] * len(tests)
     call = (f"__course_quality_drive({mutant!r}, {tests!r}, {answers!r}, {settings.IGNORE_STDERR!r}, "
-            f"{interface_of(session)!r}, {settings.OUT_OF_PROCESS_TRIALS!r}, {limits!r}, {mode!r})")
+            f"{names if names is not None else interface_of(session)!r}, {settings.OUT_OF_PROCESS_TRIALS!r}, "
+            f"{limits!r}, {mode!r})")
     session.client.timeout = int(sum(limits)) + settings.CELL_TIMEOUT_S
     try:
         cell = session.run_source(call)

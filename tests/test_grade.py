@@ -28,8 +28,8 @@ DEMO = settings.DEMO_CLASS / LAB
 needs_bwrap = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap is not installed (make sandbox-deps)")
 
 
-def grade(out: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "autograder", "grade", "--lab", LAB, "--out", str(out), "--course",
+def grade(out: Path, *args: str, check: bool = True, lab: str = LAB) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "autograder", "grade", "--lab", lab, "--out", str(out), "--course",
            str(out / "course"), "--jobs", "2", *args]
     proc = subprocess.run(cmd, cwd=settings.ROOT, capture_output=True, text=True)
     if check:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from test_grade import grade, read_grades  # the grading tests' CLI helpers
 
 from autograder import notebooks as nbs
 from autograder import sandbox, settings
@@ -262,13 +261,28 @@ def test_every_hidden_test_of_the_lab_keeps_its_checks_out(lab):
                 if CHECK.match(name) and name not in defined and ast.unparse(node)[:100] not in kept and \
                         id(node) not in observed:
                     problems.append(f"{gid}: a check survived: {ast.unparse(node)[:80]}")
-        for d in (d for d in tree.body if isinstance(d, ast.FunctionDef)):
-            if re.match(r"_*(reference|expected|want)", d.name):
-                problems.append(f"{gid}: the reference `{d.name}` reaches the sandbox")
+        problems += [f"{gid}: {x}" for x in references_in(tree)]
         if "BEGIN HIDDEN TESTS" in p.source or "### " in p.source:
             problems.append(f"{gid}: comments survived")
     assert not problems, "\n".join(problems)
     assert set(whole) <= RUN_WHOLE, f"{lab}: hidden cells that run whole, not listed here (and in THREATS.md): {whole}"
+
+
+def references_in(tree: ast.Module) -> list[str]:
+    """Functions and classes at the top of a probe named like a reference (`reference_bfs`, `_ref_round_size`,
+    `_ReferenceSim`, `expected_names`, `want`)."""
+    return [f"the reference `{d.name}` reaches the sandbox" for d in tree.body
+            if isinstance(d, (ast.FunctionDef, ast.ClassDef)) and re.match(r"_*(ref|expected|want)", d.name, re.I)]
+
+
+def test_a_probe_that_kept_a_reference_is_caught():
+    """The wrong probe the lab-wide test exists for: lab 6's hidden cells define `_ref_round_size` and a
+    `_ReferenceSim` class; a probe that kept them must fail, and the real probe of that cell must not."""
+    leaky = ast.parse("def _ref_round_size(n):\n    return n\n\nclass _ReferenceSim:\n    pass\n")
+    assert len(references_in(leaky)) == 2
+    source = nbs.read(settings.solution_notebook("lab06-allocator"))
+    cell = next(c for c in source.cells if nbs.grade_id(c) == "hidden_replay")
+    assert "_ReferenceSim" in cell.source and not references_in(ast.parse(probe(cell.source, interface(source)).source))
 
 
 # ---- through the grader ----
@@ -303,14 +317,8 @@ def test_an_answer_that_calls_a_hidden_tests_reference_gains_nothing(tmp_path):
     for sid, src in [("leaky", LEAKY_ANSWER), ("unanswered", stub)]:
         nbs.write(replace_answer(full, "graph_nodes", src), tmp_path / "in" / sid / f"{LEAK_LAB}.ipynb")
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--lab", LEAK_LAB, "--submissions",
-                           str(tmp_path / "in"), "--out", str(out), "--course", str(tmp_path / "course"),
-                           "--jobs", "2"], cwd=settings.ROOT, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    import csv
-
-    with (out / "grades.csv").open() as f:
-        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    grade(out, "--submissions", str(tmp_path / "in"), lab=LEAK_LAB)
+    rows = read_grades(out)
     # The visible test's own expected values are the learner's to read (the test is in their notebook): the
     # leaky answer may take that point, and no other.
     assert float(rows["leaky"]["score"]) <= float(rows["unanswered"]["score"]) + 1, rows
