@@ -481,6 +481,11 @@ class _Prober:
                 best = st
         return None if best is None else best.value
 
+    def lab_lines(self) -> set[int]:
+        """The lines that name the lab's code (a function of its interface, a function of the cell that reaches
+        it, an object of one of its classes): where the lab may run."""
+        return {line for n in self.active | self.objects for line, load in self.events.get(n, []) if load}
+
     def private(self, s: ast.stmt) -> bool:
         """Whether no name `s` assigns is read after it (before being assigned again), so that `s` may turn
         into one check. A loop's own variables do not count."""
@@ -639,9 +644,11 @@ class _Prober:
             while todo:
                 t = todo.pop()
                 if isinstance(t, (ast.Subscript, ast.Attribute)) and (
-                        _root(t) in self.aliases or not any(not load for _, load in self.events.get(_root(t), []))):
+                        _root(t) in self.aliases | self.tainted
+                        or not any(not load for _, load in self.events.get(_root(t), []))):
                     # m[0].weight.grad[1] = inf for m in (model, twin): it changes what m stands for;
-                    # module.attr = patch (a module, or a name the cell never assigns): state, it stays
+                    # module.attr = patch (a module, or a name the cell never assigns): state, it stays;
+                    # stats["x"] = 1000 into what the lab returned: it may be the lab's own state, it stays
                     return None
                 while isinstance(t, (ast.Subscript, ast.Attribute, ast.Starred)):  # want[0] = ...: still want's
                     t = t.value
@@ -870,6 +877,9 @@ class _Prober:
                 if value is None or self.lab_calls(value) or _literal_inside(value) or any(
                         value.lineno <= line < at for name in _names(value) for line in self.handed.get(name, [])):
                     return None  # (what the lab was handed may have changed since: `out[covered:]` after a launch)
+                if any(isinstance(c, ast.Call) for c in ast.walk(value)) and \
+                        any(value.lineno < line < at for line in self.lab_lines()):
+                    return None  # `state = random.getstate()`: the lab ran since, and may have changed global state
                 value = inline(value, bound, extra, depth + 1, at)
                 if value is None:
                     return None

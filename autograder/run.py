@@ -255,7 +255,7 @@ def failed_run(source: NotebookNode, release: NotebookNode, status: str) -> Hand
 
 
 SCHEMA = 2
-MAX_OBSERVATIONS = 20_000  # per cell; the rest are counted, not recorded
+MAX_OBSERVATIONS = 40_000  # per cell; the rest are counted, not recorded
 MIME_KEPT = {"text/plain", "image/png"}
 BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 

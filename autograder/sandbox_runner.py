@@ -57,7 +57,7 @@ INLINE_ELEMENTS = 1024  # integer tensors up to this many elements travel whole;
 # observation stays under OBS_BYTES and the judge compares it within a tolerance (a digest compares exactly).
 FLOAT_VALUE_BYTES = 2048
 OBS_BYTES = 16384  # an observation bigger than this travels as its kind and a digest of its encoding
-OBSERVED_PER_CELL = 5000  # __observe__ values recorded per test cell (the lab's own calls are not capped here)
+OBSERVED_PER_CELL = 20_000  # __observe__ values recorded per test cell (the lab's own calls are not capped here)
 CELL_BYTES = 2 << 20  # a test cell's observations past this many bytes travel as digests too
 MAX_DEPTH = 6  # nesting of containers encoded
 MAX_ITEMS = 256  # items of one container encoded (the length is always sent)

@@ -166,13 +166,13 @@ def graded_tests(nb) -> list[tuple[str, str, bool]]:
 # an exception or any stderr output loses the points, stderr matching nbgrader's IgnorePattern
 # is forgiven), then put the right answers back, all in one round trip. Returns JSON on stdout.
 DRIVER = r"""
-def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, limits, mode):
+def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, limits, mode, max_records):
     import contextlib, io, json, re, signal, sys, time, traceback
     from autograder import sandbox_runner as runner
     ip = get_ipython()
     # One observer for the kernel's life: a function the answers do not redefine (a labkit helper in the
     # interface) stays wrapped from the first run, and its wrapper records to this observer.
-    observer = globals().setdefault("__course_quality_observer", runner.Observer(100_000))
+    observer = globals().setdefault("__course_quality_observer", runner.Observer(max_records))
     observer.fields = {k: set(v) for k, v in fields.items()}
 
     def alarm(signum, frame):
@@ -225,7 +225,13 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
                 continue
             t0 = time.perf_counter()
             msg = run(src, seed=1000 + k, limit=limits[k])
+            observed = observer.observed
             obs, cut = observer.take()
+            if mode == "baseline" and not msg and (cut or observed > runner.OBSERVED_PER_CELL):
+                # the grader records that much and no more: a check past it would be judged by nothing
+                msg = (f"the solution's run made {len(obs) + cut} calls into the lab (the grader records "
+                       f"{max_records}) and {observed} __observe__ values (it compares "
+                       f"{runner.OBSERVED_PER_CELL}): checks past the cap are not judged; test less, or earlier")
             stopped = msg.startswith("CellTimeout")
             outcomes.append((gid, not msg, msg, obs, cut, time.perf_counter() - t0))
     for src in answers:
@@ -263,10 +269,12 @@ def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
     verdict); "judge" judges the run against them. `limits`: seconds each test may take."""
     import json
 
+    from autograder.run import MAX_OBSERVATIONS  # what the grader records of one cell
+
     limits = limits or [float(settings.CELL_TIMEOUT_S)] * len(tests)
     call = (f"__course_quality_drive({mutant!r}, {tests!r}, {answers!r}, {settings.IGNORE_STDERR!r}, "
             f"{names if names is not None else interface_of(session)!r}, {settings.OUT_OF_PROCESS_TRIALS!r}, "
-            f"{limits!r}, {mode!r})")
+            f"{limits!r}, {mode!r}, {MAX_OBSERVATIONS!r})")
     session.client.timeout = int(sum(limits)) + settings.CELL_TIMEOUT_S
     try:
         cell = session.run_source(call)
