@@ -1,0 +1,480 @@
+"""Week 13 (CUDA semantics without a GPU): programs of stream operations, and pictures of their timelines.
+
+A *program* is what a piece of PyTorch code asks of the GPU and of the host, in the order the host asks
+it: a list of `Op`s. `Program` builds one with methods named after the PyTorch calls they stand for:
+
+    p = Program()
+    p.h2d("x", "x_host", stream=0, us=40, pinned=True, non_blocking=True)   # x = x_host.to("cuda", non_blocking=True)
+    p.launch("matmul", stream=0, us=120, reads=["x", "w"], writes=["y"])     # y = x @ w
+    p.record("e", stream=0)                                                 # e.record(torch.cuda.current_stream())
+    p.wait("e", stream=1)                                                   # side.wait_event(e)
+    p.launch("relu", stream=1, us=30, reads=["y"], writes=["z"])            # with torch.cuda.stream(side): z = y.relu()
+    p.item("z", stream=1)                                                   # z.sum().item(): the host waits
+    ops = p.ops
+
+The kinds of `Op`, the PyTorch call each stands for, and the fields it uses:
+
+- `launch`: a kernel (any op on CUDA tensors); stream, us, reads, writes, name
+- `copy`: `.to()` / `.copy_()` between host and device; stream, us, direction ("h2d" or "d2h"), pinned,
+  non_blocking, reads, writes
+- `record`: `event.record(stream)`; event, stream
+- `wait`: `stream.wait_event(event)`; event, stream
+- `sync_event`: `event.synchronize()`; event
+- `sync_stream`: `stream.synchronize()`; stream
+- `sync_device`: `torch.cuda.synchronize()`
+- `host`: Python work on the host (it may read and write host buffers); us, reads, writes, name
+- `item`: `.item()`, `.cpu()`, `.tolist()`, `print(t)`; stream, tensor
+- `alloc`: `torch.empty(...)` on the current stream; tensor, stream, nbytes
+- `free`: the last reference to a tensor goes away; tensor
+- `record_stream`: `tensor.record_stream(stream)`; tensor, stream
+
+Streams are integers (0 is the default stream); events and tensors are names. `p.wait_stream(a, b)`
+(`a.wait_stream(b)`) adds the record and the wait PyTorch makes for it.
+
+Also here: `describe(op)` and `describe_program(ops)` (for messages), `random_program` (for tests and
+benchmarks), `sanitizer_races(ops)` (what PyTorch's own CUDA sanitizer, `torch.cuda._sanitizer`, reports
+for a program: its race detector is plain Python and runs without a GPU), the vocabulary of the
+graph-capture task (`SYNCHRONIZES`, ...), `plot_timeline` (one lane per stream, and one for the host), and
+`recorded_example()`: the walkthrough's two programs with their timelines as recorded once with the
+reference simulator, so the walkthrough can draw them without one.
+
+Depends only on the standard library and matplotlib. It holds no lab answers.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from labkit.testing import LabCheckFailure, fail
+
+__all__ = ["Op", "Program", "KINDS", "DEVICE_KINDS", "LAUNCH_US", "describe", "describe_program", "random_program",
+           "sanitizer_races", "SYNCHRONIZES", "PAGEABLE", "DEFAULT_STREAM", "NOT_CAPTURED", "UNJOINED",
+           "plot_timeline", "example_programs", "recorded_example", "check_times", "check_pairs", "check_blocks"]
+
+LAUNCH_US = 5.0  # what one asynchronous call (a kernel launch, a copy, .item()) costs the host, in microseconds
+
+KINDS = ("launch", "copy", "record", "wait", "sync_event", "sync_stream", "sync_device", "host", "item",
+         "alloc", "free", "record_stream")
+DEVICE_KINDS = ("launch", "copy")  # the kinds that run on a stream and take time there
+
+# why an operation cannot be inside a CUDA graph capture (the graph task's vocabulary)
+SYNCHRONIZES = "synchronizes"  # the host would wait for the GPU: illegal while a stream is capturing
+PAGEABLE = "pageable copy"  # a copy from or to pageable host memory is synchronous: illegal too
+DEFAULT_STREAM = "default stream"  # the legacy default stream (0) syncs with every other stream: illegal too
+NOT_CAPTURED = "not captured"  # work on a stream that never joined the capture: it runs now, once, not on replay
+UNJOINED = "unjoined"  # the last work of a side stream that joined the capture, which the capture never waits for
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of a program. Only the fields of its kind (see the module's table) mean anything."""
+
+    kind: str
+    stream: int | None = None
+    us: float = 0.0
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    name: str = ""
+    event: str | None = None
+    tensor: str | None = None
+    direction: str = ""  # "h2d" or "d2h", for a copy
+    pinned: bool = True
+    non_blocking: bool = True
+    nbytes: int = 0
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown kind {self.kind!r}: one of {KINDS}")
+        object.__setattr__(self, "reads", tuple(self.reads))
+        object.__setattr__(self, "writes", tuple(self.writes))
+
+    def __repr__(self):
+        return f"Op({describe(self)})"
+
+
+@dataclass
+class Program:
+    """Builds a list of `Op`s with PyTorch's names for them (see the module's docstring)."""
+
+    ops: list[Op] = field(default_factory=list)
+
+    def _add(self, **kw) -> Program:
+        self.ops.append(Op(**kw))
+        return self
+
+    def launch(self, name: str, stream: int = 0, us: float = 10.0, reads: Iterable[str] = (),
+               writes: Iterable[str] = ()) -> Program:
+        return self._add(kind="launch", name=name, stream=stream, us=float(us), reads=tuple(reads),
+                         writes=tuple(writes))
+
+    def h2d(self, dst: str, src: str, stream: int = 0, us: float = 10.0, pinned: bool = True,
+            non_blocking: bool = True) -> Program:
+        """`dst = src.to("cuda", non_blocking=...)`, src a host tensor (pinned or pageable)."""
+        return self._add(kind="copy", direction="h2d", stream=stream, us=float(us), pinned=pinned,
+                         non_blocking=non_blocking, reads=(src,), writes=(dst,), name=f"{src}->{dst}")
+
+    def d2h(self, dst: str, src: str, stream: int = 0, us: float = 10.0, pinned: bool = True,
+            non_blocking: bool = True) -> Program:
+        """`dst.copy_(src, non_blocking=...)`, dst a host tensor (pinned or pageable), src on the GPU."""
+        return self._add(kind="copy", direction="d2h", stream=stream, us=float(us), pinned=pinned,
+                         non_blocking=non_blocking, reads=(src,), writes=(dst,), name=f"{src}->{dst}")
+
+    def record(self, event: str, stream: int = 0) -> Program:
+        return self._add(kind="record", event=event, stream=stream)
+
+    def wait(self, event: str, stream: int = 0) -> Program:
+        return self._add(kind="wait", event=event, stream=stream)
+
+    def wait_stream(self, stream: int, other: int) -> Program:
+        """`stream.wait_stream(other)`: PyTorch records an event on `other` and makes `stream` wait for it."""
+        event = f"_wait_stream_{len(self.ops)}"
+        return self.record(event, other).wait(event, stream)
+
+    def sync_event(self, event: str) -> Program:
+        return self._add(kind="sync_event", event=event)
+
+    def sync_stream(self, stream: int) -> Program:
+        return self._add(kind="sync_stream", stream=stream)
+
+    def synchronize(self) -> Program:
+        return self._add(kind="sync_device")
+
+    def host(self, us: float = 10.0, reads: Iterable[str] = (), writes: Iterable[str] = (), name: str = "python") \
+            -> Program:
+        return self._add(kind="host", us=float(us), reads=tuple(reads), writes=tuple(writes), name=name)
+
+    def item(self, tensor: str, stream: int = 0) -> Program:
+        return self._add(kind="item", tensor=tensor, stream=stream)
+
+    def alloc(self, tensor: str, stream: int = 0, nbytes: int = 512) -> Program:
+        return self._add(kind="alloc", tensor=tensor, stream=stream, nbytes=int(nbytes))
+
+    def free(self, tensor: str) -> Program:
+        return self._add(kind="free", tensor=tensor)
+
+    def record_stream(self, tensor: str, stream: int) -> Program:
+        return self._add(kind="record_stream", tensor=tensor, stream=stream)
+
+
+def describe(op: Op) -> str:
+    """One line in PyTorch's words: `s1: relu(y) -> z, 30 us`."""
+    k = op.kind
+    reads, writes = ", ".join(op.reads), ", ".join(op.writes) or "-"
+    if k == "launch":
+        return f"s{op.stream}: {op.name or 'kernel'}({reads}) -> {writes}, {op.us:g} us"
+    if k == "copy":
+        how = ("pinned" if op.pinned else "pageable") + (", non_blocking" if op.non_blocking else ", blocking")
+        return f"s{op.stream}: copy {op.direction} {reads} -> {writes} ({how}), {op.us:g} us"
+    if k == "record":
+        return f"{op.event}.record(s{op.stream})"
+    if k == "wait":
+        return f"s{op.stream}.wait_event({op.event})"
+    if k == "sync_event":
+        return f"{op.event}.synchronize()"
+    if k == "sync_stream":
+        return f"s{op.stream}.synchronize()"
+    if k == "sync_device":
+        return "torch.cuda.synchronize()"
+    if k == "host":
+        touched = (f" reads {', '.join(op.reads)}" if op.reads else "") + \
+                  (f" writes {', '.join(op.writes)}" if op.writes else "")
+        return f"host: {op.name or 'python'}{touched}, {op.us:g} us"
+    if k == "item":
+        return f"{op.tensor}.item() (s{op.stream})"
+    if k == "alloc":
+        return f"{op.tensor} = torch.empty({op.nbytes} bytes) on s{op.stream}"
+    if k == "free":
+        return f"del {op.tensor}"
+    return f"{op.tensor}.record_stream(s{op.stream})"
+
+
+def describe_program(ops: Sequence[Op], marks: dict[int, str] | None = None) -> str:
+    """The program, one numbered line per op (with an optional note after some of them)."""
+    marks = marks or {}
+    return "\n".join(f"  {i:3d}  {describe(op)}{'   <- ' + marks[i] if i in marks else ''}"
+                     for i, op in enumerate(ops))
+
+
+def random_program(n: int, seed: int = 0, streams: Sequence[int] = (0, 1), tensors: int = 6,
+                   host_buffers: int = 2, kinds: Sequence[str] | None = None, memory: bool = False) -> list[Op]:
+    """`n` random operations over a few streams, tensors, pinned host buffers and events: the kind of
+    program a data pipeline and a model make together. `kinds` limits the kinds drawn (default: all but
+    the memory ones); `memory=True` adds allocations, frees and record_stream calls (each tensor name is
+    allocated once: x0, x1, ...)."""
+    rng = random.Random(seed)
+    kinds = list(kinds or ("launch", "launch", "launch", "copy", "record", "wait", "sync_event", "sync_stream",
+                           "sync_device", "host", "item"))
+    names = [f"t{k}" for k in range(tensors)]
+    bufs = [f"h{k}" for k in range(host_buffers)]
+    events = ["e0", "e1", "e2"]
+    p = Program()
+    live: dict[str, int] = {}  # tensor -> stream it was allocated on
+    made = 0
+    for _ in range(n):
+        if memory and (rng.random() < 0.3 or not live):
+            roll = rng.random()
+            if roll < 0.5 or not live:
+                name, made = f"x{made}", made + 1
+                s = rng.choice(streams)
+                p.alloc(name, s, rng.choice([512, 1024, 4096, 1 << 20]))
+                live[name] = s
+            elif roll < 0.8:
+                name = rng.choice(sorted(live))
+                p.free(name)
+                del live[name]
+            else:
+                p.record_stream(rng.choice(sorted(live)), rng.choice(streams))
+            continue
+        kind = rng.choice(kinds)
+        pool = sorted(live) if memory and live else names
+        s = rng.choice(streams)
+        if kind == "launch":
+            p.launch(rng.choice(["mm", "add", "relu", "sum", "copy_"]), s, rng.choice([2, 5, 10, 40, 100]),
+                     rng.sample(pool, min(len(pool), rng.randint(0, 2))), rng.sample(pool, min(len(pool), 1)))
+        elif kind == "copy":
+            pinned, blocking = rng.random() < 0.8, rng.random() < 0.2
+            if rng.random() < 0.5:
+                p.h2d(rng.choice(pool), rng.choice(bufs), s, rng.choice([5, 20, 60]), pinned, not blocking)
+            else:
+                p.d2h(rng.choice(bufs), rng.choice(pool), s, rng.choice([5, 20, 60]), pinned, not blocking)
+        elif kind == "record":
+            p.record(rng.choice(events), s)
+        elif kind == "wait":
+            p.wait(rng.choice(events), s)
+        elif kind == "sync_event":
+            p.sync_event(rng.choice(events))
+        elif kind == "sync_stream":
+            p.sync_stream(s)
+        elif kind == "sync_device":
+            p.synchronize()
+        elif kind == "host":
+            p.host(rng.choice([1, 10, 50]), rng.sample(bufs, rng.randint(0, 1)), rng.sample(bufs, rng.randint(0, 1)))
+        elif kind == "item":
+            p.item(rng.choice(pool), s)
+        else:
+            raise ValueError(f"random_program draws no {kind!r}")
+    return p.ops
+
+
+def _window(ops: Sequence[Op], marks: dict[int, str], context: int = 6) -> str:
+    """The program around the marked ops (all of it when short)."""
+    if len(ops) <= 24:
+        return describe_program(ops, marks)
+    keep = sorted({j for i in marks for j in range(max(0, i - context), min(len(ops), i + 2))})
+    lines, last = [], -1
+    for j in keep:
+        if j != last + 1:
+            lines.append("  ...")
+        lines.append(f"  {j:3d}  {describe(ops[j])}{'   <- ' + marks[j] if j in marks else ''}")
+        last = j
+    return "\n".join(lines + (["  ..."] if last < len(ops) - 1 else []))
+
+
+def check_times(what: str, got: Any, expected: Sequence[tuple[float, float]], ops: Sequence[Op], *,
+                cause: str = "") -> None:
+    """`got` is one (start, end) pair of floats per op, each within 1e-6 us of `expected`; a failure names the
+    first op that differs and shows the program around it."""
+    if not isinstance(got, (list, tuple)) or len(got) != len(ops):
+        fail(what, f"a list of {len(ops)} (start, end) pairs, one per op", got if not isinstance(got, (list, tuple))
+             else f"{len(got)} entries", cause)
+    for i, (g, e) in enumerate(zip(got, expected)):
+        ok = isinstance(g, (tuple, list)) and len(g) == 2 and all(type(x) is float for x in g)
+        if not ok:
+            fail(f"{what}: entry {i} ({describe(ops[i])})", "a (start, end) tuple of two Python floats", g, cause)
+        if abs(g[0] - e[0]) > 1e-6 or abs(g[1] - e[1]) > 1e-6:
+            raise LabCheckFailure(f"{what}: op {i} ({describe(ops[i])})\n  expected: {tuple(e)}\n  got:      "
+                                  f"{tuple(g)}" + (f"\n  likely cause: {cause}" if cause else "") +
+                                  "\n  the program:\n" + _window(ops, {i: f"expected {tuple(e)}, got {tuple(g)}"}))
+
+
+def check_pairs(what: str, got: Any, expected: Sequence[tuple], ops: Sequence[Op], *, cause: str = "") -> None:
+    """`got` is the list `expected` is (tuples, in the same order: races `(i, j, memory)` or capture breaks
+    `(i, reason)`); a failure lists what is missing and what is extra, marked in the program."""
+    if not isinstance(got, list) or not all(isinstance(x, tuple) for x in got):
+        fail(what, "a list of tuples", got, cause)
+    if list(got) == list(expected):
+        return
+    missing = [x for x in expected if x not in got]
+    extra = [x for x in got if x not in expected]
+    marks: dict[int, str] = {}
+    for tag, items in (("missing", missing), ("extra", extra)):
+        for x in items:
+            if x and isinstance(x[0], int) and 0 <= x[0] < len(ops):
+                marks[x[0]] = marks.get(x[0], "") + f" {tag} {x}"
+            if len(x) > 2 and isinstance(x[1], int) and 0 <= x[1] < len(ops):
+                marks[x[1]] = marks.get(x[1], "") + f" {tag} {x}"
+    order = "" if missing or extra else "\n  (the same items, in another order: sort them as the task says)"
+    raise LabCheckFailure(f"{what}\n  expected: {list(expected)}\n  got:      {got}\n  missing: {missing}\n  "
+                          f"extra:   {extra}{order}" + (f"\n  likely cause: {cause}" if cause else "") +
+                          "\n  the program:\n" + _window(ops, {k: v.strip() for k, v in marks.items()}))
+
+
+def check_blocks(what: str, got: Any, expected: dict[str, int], ops: Sequence[Op], *, cause: str = "") -> None:
+    """`got` maps every allocated tensor to the block `expected` gives it."""
+    if not isinstance(got, dict) or set(got) != set(expected):
+        fail(what, f"a dict with one entry per allocated tensor: {sorted(expected)}",
+             sorted(got) if isinstance(got, dict) else got, cause)
+    wrong = {t: (expected[t], got[t]) for t in expected if got[t] != expected[t] or type(got[t]) is not int}
+    if wrong:
+        first = min(wrong, key=lambda t: next(i for i, op in enumerate(ops) if op.kind == "alloc" and op.tensor == t))
+        at = next(i for i, op in enumerate(ops) if op.kind == "alloc" and op.tensor == first)
+        raise LabCheckFailure(f"{what}: tensor {first} (op {at})\n  expected block: {expected[first]!r}\n  got:  "
+                              f"          {got[first]!r}\n  ({len(wrong)} tensor(s) differ)" +
+                              (f"\n  likely cause: {cause}" if cause else "") + "\n  the program:\n" +
+                              _window(ops, {at: f"expected block {expected[first]!r}, got {got[first]!r}"}))
+
+
+def plot_timeline(ops: Sequence[Op], times: Sequence[tuple[float, float]], ax=None, title: str | None = None):
+    """One lane per stream and one for the host: each device op a bar from its start to its end, each host
+    op (Python work, and the time the host spends waiting: in a synchronizing call, or while a pageable or
+    blocking copy runs) a bar on the host lane."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 2.6))
+    streams = sorted({op.stream for op in ops if op.kind in DEVICE_KINDS})
+    lanes = {("s", s): k + 1 for k, s in enumerate(streams)}
+    colors = {"launch": "#4C72B0", "copy": "#DD8452", "host": "#55A868", "wait": "#C44E52"}
+    for op, (start, end) in zip(ops, times):
+        if op.kind == "copy" and not (op.pinned and op.non_blocking) and end > start:
+            # the host waits for a pageable or blocking copy (at least while it runs)
+            ax.broken_barh([(start, end - start)], (-0.35, 0.7), facecolors=colors["wait"], edgecolor="white")
+            ax.text((start + end) / 2, 0, "wait", ha="center", va="center", fontsize=7, color="white", clip_on=True)
+        if op.kind in DEVICE_KINDS:
+            y, color = lanes[("s", op.stream)], colors[op.kind]
+            label = op.name if op.kind == "launch" else op.direction
+        elif op.kind == "host":
+            y, color, label = 0, colors["host"], op.name
+        elif op.kind in ("sync_event", "sync_stream", "sync_device", "item") and end > start:
+            y, color, label = 0, colors["wait"], "wait" if op.kind != "item" else "item"
+        else:
+            continue
+        ax.broken_barh([(start, max(end - start, 1e-9))], (y - 0.35, 0.7), facecolors=color, edgecolor="white")
+        if end - start > 0:
+            ax.text((start + end) / 2, y, label, ha="center", va="center", fontsize=7, color="white", clip_on=True)
+    ax.set_yticks([0] + [lanes[("s", s)] for s in streams], ["host"] + [f"stream {s}" for s in streams])
+    ax.invert_yaxis()
+    ax.set_xlabel("time (us)")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def sanitizer_races(ops: Sequence[Op], memory: dict[str, str] | None = None) -> list[tuple[int, int, str]]:
+    """The races PyTorch's CUDA sanitizer (`torch.cuda._sanitizer.EventHandler`, what TORCH_CUDA_SANITIZER=1
+    runs) reports for a program, as `(earlier op, later op, memory)` triples, sorted. The program is fed to
+    its handlers as the CUDA trace hooks would: a launch, a copy or an `item` is a kernel launch (an `item`
+    and a pageable or blocking copy then synchronize their stream), events and synchronizations map one to
+    one. The sanitizer sees no host work: a program with `host` ops raises ValueError. `memory` maps tensor
+    names to the memory they live in (default: each name its own)."""
+    import logging
+
+    from torch.cuda import _sanitizer
+
+    memory = memory or {}
+    handler = _sanitizer.EventHandler()
+    pointers: dict[str, int] = {}
+    events: dict[str, int] = {}
+    streams: set[int] = {0}
+    op_of_seq: dict[int, int] = {}
+    found: set[tuple[int, int, str]] = set()
+
+    def pointer(name):
+        block = memory.get(name, name)
+        return pointers.setdefault(block, 0x7000_0000 + 512 * len(pointers))
+
+    def event(name):
+        if name not in events:
+            events[name] = 1 + len(events)
+            handler._handle_event_creation(events[name])
+        return events[name]
+
+    def stream(s):
+        if s not in streams:
+            streams.add(s)
+            handler._handle_stream_creation(s)
+        return s
+
+    block_of = {}
+    quiet = logging.getLogger(_sanitizer.__name__)
+    level, quiet.level = quiet.level, logging.ERROR  # it logs each stream it meets first in a launch
+    try:
+        for i, op in enumerate(ops):
+            k = op.kind
+            if k in ("launch", "copy", "item"):
+                reads = [op.tensor] if k == "item" else list(op.reads)
+                writes = [] if k == "item" else list(op.writes)
+                w = {pointer(t) for t in writes}
+                r = {pointer(t) for t in reads} - w
+                for t in reads + writes:
+                    block_of[pointer(t)] = memory.get(t, t)
+                errors = handler._handle_kernel_launch(stream(op.stream), r, w, set(), op.name or k,
+                                                       {p: [] for p in r | w})
+                op_of_seq[handler.seq_num] = i
+                for e in errors:
+                    found.add((op_of_seq[e.previous_access.seq_num], i, block_of[e.data_ptr]))
+                if k == "item" or (k == "copy" and not (op.pinned and op.non_blocking)):
+                    handler._handle_stream_synchronization(stream(op.stream))
+            elif k == "record":
+                handler._handle_event_record(event(op.event), stream(op.stream))
+            elif k == "wait":
+                handler._handle_event_wait(event(op.event), stream(op.stream))
+            elif k == "sync_event":
+                handler._handle_event_synchronization(event(op.event))
+            elif k == "sync_stream":
+                handler._handle_stream_synchronization(stream(op.stream))
+            elif k == "sync_device":
+                handler._handle_device_synchronization()
+            elif k == "host":
+                raise ValueError(f"op {i} ({describe(op)}): the CUDA sanitizer does not see host work")
+    finally:
+        quiet.level = level
+    return sorted(found, key=lambda r: (r[0], r[1], str(r[2])))
+
+
+def recorded_example() -> dict[str, tuple[list[Op], list[tuple[float, float]]]]:
+    """The walkthrough's data-loading step in two versions, each with its timeline as recorded once with the
+    reference simulator at LAUNCH_US = 5: {"before": (ops, times), "after": (ops, times)}. Before: pageable
+    host memory and blocking copies on the default stream; after: pinned buffers, non_blocking copies on a
+    side stream, and events. The lab's last cell checks that your `simulate` reproduces both."""
+    before, after = example_programs()
+    return {"before": (before, [(float(a), float(b)) for a, b in _BEFORE_TIMES]),
+            "after": (after, [(float(a), float(b)) for a, b in _AFTER_TIMES])}
+
+
+def example_programs() -> tuple[list[Op], list[Op]]:
+    """The walkthrough's step, loading three batches and running a forward pass on each: (before, after).
+    Before: one pageable host buffer, blocking copies, all on the default stream. After: two pinned buffers
+    used in turn, non_blocking copies on stream 1, an event per copy that stream 0 waits for before the
+    forward pass, and the host waiting for the copy out of a buffer before it refills that buffer."""
+    slow = Program()
+    for k in range(3):
+        slow.host(20, writes=["h"], name=f"load {k}")  # the data loader fills a host buffer
+        slow.h2d("x", "h", stream=0, us=60, pinned=False, non_blocking=False)
+        slow.launch(f"forward {k}", 0, 80, reads=["x", "w"], writes=["y"])
+    slow.item("y", 0)
+    fast = Program()
+    for k in range(3):
+        buf = f"h{k % 2}"
+        if k >= 2:
+            fast.sync_event(f"copied{k - 2}")  # the copy out of this buffer, two steps ago, must be done
+        fast.host(20, writes=[buf], name=f"load {k}")
+        fast.h2d(f"x{k}", buf, stream=1, us=30, pinned=True, non_blocking=True)
+        fast.record(f"copied{k}", 1)
+        fast.wait(f"copied{k}", 0)
+        fast.launch(f"forward {k}", 0, 80, reads=[f"x{k}", "w"], writes=["y"])
+    fast.item("y", 0)
+    return slow.ops, fast.ops
+
+
+# Recorded once with the reference simulator (solutions/lab13-streams), LAUNCH_US = 5.
+_BEFORE_TIMES: tuple[tuple[float, float], ...] = (
+    (0, 20), (25, 85), (90, 170), (90, 110), (170, 230), (235, 315), (235, 255), (315, 375), (380, 460), (380, 460),
+)
+_AFTER_TIMES: tuple[tuple[float, float], ...] = (
+    (0, 20), (25, 55), (25, 25), (25, 25), (55, 135), (30, 50), (55, 85), (55, 55), (55, 55), (135, 215), (60, 60),
+    (60, 80), (85, 115), (85, 85), (85, 85), (215, 295), (90, 295),
+)
