@@ -63,7 +63,7 @@ DEVICE_KINDS = ("launch", "copy")  # the kinds that run on a stream and take tim
 # why an operation cannot be inside a CUDA graph capture (the graph task's vocabulary)
 SYNCHRONIZES = "synchronizes"  # the host would wait for the GPU: illegal while a stream is capturing
 PAGEABLE = "pageable copy"  # a copy from or to pageable host memory is synchronous: illegal too
-DEFAULT_STREAM = "default stream"  # the legacy default stream (0) syncs with every other stream: illegal too
+DEFAULT_STREAM = "default stream"  # work on stream 0, which can never join a capture: it runs now, outside the graph
 NOT_CAPTURED = "not captured"  # work on a stream that never joined the capture: it runs now, once, not on replay
 UNJOINED = "unjoined"  # the last work of a side stream that joined the capture, which the capture never waits for
 
@@ -364,12 +364,15 @@ def plot_timeline(ops: Sequence[Op], times: Sequence[tuple[float, float]], ax=No
 
 
 def sanitizer_races(ops: Sequence[Op], memory: dict[str, str] | None = None) -> list[tuple[int, int, str]]:
-    """The races PyTorch's CUDA sanitizer (`torch.cuda._sanitizer.EventHandler`, what TORCH_CUDA_SANITIZER=1
-    runs) reports for a program, as `(earlier op, later op, memory)` triples, sorted. The program is fed to
-    its handlers as the CUDA trace hooks would: a launch, a copy or an `item` is a kernel launch (an `item`
-    and a pageable or blocking copy then synchronize their stream), events and synchronizations map one to
-    one. The sanitizer sees no host work: a program with `host` ops raises ValueError. `memory` maps tensor
-    names to the memory they live in (default: each name its own)."""
+    """The races that PyTorch's CUDA sanitizer (`torch.cuda._sanitizer.EventHandler`, what
+    TORCH_CUDA_SANITIZER=1 runs) finds in a program, as `(earlier op, later op, memory)` triples, sorted.
+    The program is fed to the sanitizer's own handlers, an idealised feed of what CUDA's trace hooks
+    report: a launch, a copy or an `item` is a kernel launch on its stream; an `item`, and a pageable or
+    blocking copy, then synchronize their stream; events and synchronizations map one to one; every name
+    is memory. (In a real run the sanitizer tracks only CUDA tensors, so a copy's host buffer is not
+    memory to it, and a pageable `non_blocking` copy reports no synchronization: the driver's own wait
+    does not go through PyTorch.) It sees no host work: a program with `host` ops raises ValueError.
+    `memory` maps names to the memory they live in (default: each name its own)."""
     import logging
 
     from torch.cuda import _sanitizer
