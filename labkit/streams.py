@@ -473,7 +473,7 @@ def example_programs() -> tuple[list[Op], list[Op]]:
     return slow.ops, fast.ops
 
 
-# Recorded once with the reference simulator (solutions/lab13-streams), LAUNCH_US = 5.
+# Recorded once with the lab's reference simulate, LAUNCH_US = 5.
 _BEFORE_TIMES: tuple[tuple[float, float], ...] = (
     (0, 20), (25, 85), (90, 170), (90, 110), (170, 230), (235, 315), (235, 255), (315, 375), (380, 460), (380, 460),
 )
