@@ -159,43 +159,40 @@ class Program:
         return self._add(kind="record_stream", tensor=tensor, stream=stream)
 
 
+# how each kind reads in PyTorch's words; `{reads}`/`{writes}` are the joined names, `{how}` a copy's memory and mode
+_WORDS = {
+    "launch": "s{stream}: {kernel}({reads}) -> {writes}, {us:g} us",
+    "copy": "s{stream}: copy {direction} {reads} -> {writes} ({how}), {us:g} us",
+    "record": "{event}.record(s{stream})",
+    "wait": "s{stream}.wait_event({event})",
+    "sync_event": "{event}.synchronize()",
+    "sync_stream": "s{stream}.synchronize()",
+    "sync_device": "torch.cuda.synchronize()",
+    "host": "host: {python}{touched}, {us:g} us",
+    "item": "{tensor}.item() (s{stream})",
+    "alloc": "{tensor} = torch.empty({nbytes} bytes) on s{stream}",
+    "free": "del {tensor}",
+    "record_stream": "{tensor}.record_stream(s{stream})",
+}
+
+
 def describe(op: Op) -> str:
     """One line in PyTorch's words: `s1: relu(y) -> z, 30 us`."""
-    k = op.kind
-    reads, writes = ", ".join(op.reads), ", ".join(op.writes) or "-"
-    if k == "launch":
-        return f"s{op.stream}: {op.name or 'kernel'}({reads}) -> {writes}, {op.us:g} us"
-    if k == "copy":
-        how = ("pinned" if op.pinned else "pageable") + (", non_blocking" if op.non_blocking else ", blocking")
-        return f"s{op.stream}: copy {op.direction} {reads} -> {writes} ({how}), {op.us:g} us"
-    if k == "record":
-        return f"{op.event}.record(s{op.stream})"
-    if k == "wait":
-        return f"s{op.stream}.wait_event({op.event})"
-    if k == "sync_event":
-        return f"{op.event}.synchronize()"
-    if k == "sync_stream":
-        return f"s{op.stream}.synchronize()"
-    if k == "sync_device":
-        return "torch.cuda.synchronize()"
-    if k == "host":
-        touched = (f" reads {', '.join(op.reads)}" if op.reads else "") + \
-                  (f" writes {', '.join(op.writes)}" if op.writes else "")
-        return f"host: {op.name or 'python'}{touched}, {op.us:g} us"
-    if k == "item":
-        return f"{op.tensor}.item() (s{op.stream})"
-    if k == "alloc":
-        return f"{op.tensor} = torch.empty({op.nbytes} bytes) on s{op.stream}"
-    if k == "free":
-        return f"del {op.tensor}"
-    return f"{op.tensor}.record_stream(s{op.stream})"
+    touched = (f" reads {', '.join(op.reads)}" if op.reads else "") + \
+              (f" writes {', '.join(op.writes)}" if op.writes else "")
+    how = ("pinned" if op.pinned else "pageable") + (", non_blocking" if op.non_blocking else ", blocking")
+    fields = {**vars(op), "reads": ", ".join(op.reads), "writes": ", ".join(op.writes) or "-"}
+    return _WORDS[op.kind].format(**fields, kernel=op.name or "kernel", python=op.name or "python", how=how,
+                                  touched=touched)
+
+
+def _line(i: int, op: Op, marks: dict[int, str]) -> str:
+    return f"  {i:3d}  {describe(op)}{'   <- ' + marks[i] if i in marks else ''}"
 
 
 def describe_program(ops: Sequence[Op], marks: dict[int, str] | None = None) -> str:
     """The program, one numbered line per op (with an optional note after some of them)."""
-    marks = marks or {}
-    return "\n".join(f"  {i:3d}  {describe(op)}{'   <- ' + marks[i] if i in marks else ''}"
-                     for i, op in enumerate(ops))
+    return "\n".join(_line(i, op, marks or {}) for i, op in enumerate(ops))
 
 
 def random_program(n: int, seed: int = 0, streams: Sequence[int] = (0, 1), tensors: int = 6,
@@ -268,7 +265,7 @@ def _window(ops: Sequence[Op], marks: dict[int, str], context: int = 6) -> str:
     for j in keep:
         if j != last + 1:
             lines.append("  ...")
-        lines.append(f"  {j:3d}  {describe(ops[j])}{'   <- ' + marks[j] if j in marks else ''}")
+        lines.append(_line(j, ops[j], marks))
         last = j
     return "\n".join(lines + (["  ..."] if last < len(ops) - 1 else []))
 
