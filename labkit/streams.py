@@ -36,7 +36,9 @@ benchmarks), `sanitizer_races(ops)` (what PyTorch's own CUDA sanitizer, `torch.c
 for a program: its race detector is plain Python and runs without a GPU), the vocabulary of the
 graph-capture task (`SYNCHRONIZES`, ...), `plot_timeline` (one lane per stream, and one for the host), and
 `recorded_example()`: the walkthrough's two programs with their timelines as recorded once with the
-reference simulator, so the walkthrough can draw them without one.
+reference simulator, so the walkthrough can draw them without one. On a GPU, `time_example_on_gpu` runs
+that step for real and `capture_refuses_item` tries a capture that synchronizes (the GPU cells of the
+walkthrough and the lab both use them).
 
 Depends only on the standard library and matplotlib. It holds no lab answers.
 """
@@ -52,7 +54,8 @@ from labkit.testing import LabCheckFailure, fail
 
 __all__ = ["Op", "Program", "KINDS", "DEVICE_KINDS", "LAUNCH_US", "describe", "describe_program", "random_program",
            "sanitizer_races", "SYNCHRONIZES", "PAGEABLE", "DEFAULT_STREAM", "NOT_CAPTURED", "UNJOINED",
-           "plot_timeline", "example_programs", "recorded_example", "check_times", "check_pairs", "check_blocks"]
+           "plot_timeline", "example_programs", "recorded_example", "check_times", "check_pairs", "check_blocks",
+           "time_example_on_gpu", "capture_refuses_item"]
 
 LAUNCH_US = 5.0  # what one asynchronous call (a kernel launch, a copy, .item()) costs the host, in microseconds
 
@@ -478,3 +481,57 @@ _AFTER_TIMES: tuple[tuple[float, float], ...] = (
     (0, 20), (25, 55), (25, 25), (25, 25), (55, 135), (30, 50), (55, 85), (55, 55), (55, 55), (135, 215), (60, 60),
     (60, 80), (85, 115), (85, 85), (85, 85), (215, 295), (90, 295),
 )
+
+
+def time_example_on_gpu(device: str = "cuda", reps: int = 5) -> tuple[float, float]:
+    """The walkthrough's step on a real GPU, three 2048x2048 batches and a matmul each: (milliseconds per step
+    with pageable host memory and blocking copies, with pinned buffers and non_blocking copies on a side
+    stream that the current stream waits for), timed with CUDA events."""
+    import torch
+
+    w = torch.randn(2048, 2048, device=device)
+    pageable = [torch.randn(2048, 2048) for _ in range(3)]
+    pinned = [b.pin_memory() for b in pageable]
+    side = torch.cuda.Stream()
+
+    def blocking():
+        for b in pageable:
+            (b.to(device) @ w).relu_()
+
+    def overlapped():
+        for b in pinned:
+            with torch.cuda.stream(side):
+                x = b.to(device, non_blocking=True)
+            torch.cuda.current_stream().wait_stream(side)
+            x.record_stream(torch.cuda.current_stream())  # x was allocated on the side stream
+            (x @ w).relu_()
+
+    def gpu_ms(step):
+        step()  # warm up (cuBLAS, the caching allocator)
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(reps):
+            step()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / reps
+
+    return gpu_ms(blocking), gpu_ms(overlapped)
+
+
+def capture_refuses_item(device: str = "cuda") -> bool:
+    """Whether CUDA refuses a graph capture that calls `.item()` (it must: the host would wait for work that
+    is being recorded, not run)."""
+    import torch
+
+    graph, y = torch.cuda.CUDAGraph(), torch.zeros(1, device=device)
+    try:
+        with torch.cuda.graph(graph):
+            y += 1
+            y.item()
+        refused = False
+    except RuntimeError:
+        refused = True
+    torch.cuda.synchronize()
+    return refused
