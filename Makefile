@@ -44,10 +44,15 @@ help: ## list the targets
 setup: ## build .venv/ once (rebuilt when requirements.txt changes) and register its kernel
 	@$(PYTHON3) -m coursetools.venv --venv $(VENV) --requirements requirements.txt --root . $(if $(TORCH),--torch $(TORCH))
 
-sandbox-deps: ## install bubblewrap (the grading sandbox) when missing; needs root, else says how
+sandbox-deps: ## install bubblewrap (the grading sandbox) and g++/ninja (lab 14) when missing; needs root, else says how
 	@command -v bwrap >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "installing bubblewrap (grading sandbox)"; apt-get update -qq && apt-get install -y -qq bubblewrap; \
 	  else echo "bubblewrap missing: run 'sudo apt-get install bubblewrap' (grading refuses to run without it)"; fi; }
+	@# lab 14 compiles C++ operators (g++, ninja) and reads the libraries' symbols (nm, c++filt, strings: binutils)
+	@{ command -v g++ && command -v ninja && command -v nm && command -v strings; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing g++, ninja and binutils (lab 14's C++)"; apt-get update -qq && apt-get install -y -qq g++ ninja-build binutils; \
+	  else echo "g++/ninja/binutils missing: run 'sudo apt-get install g++ ninja-build binutils' (lab 14 needs them)"; fi; }
 
 browser-deps: ## install Chromium (the browser test drives it headless) when missing; needs root, else says how
 	@test -x $(CHROMIUM) || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -11,6 +11,10 @@ on the same inputs, twice (`reference.py`). A test cell earns its points only wh
    kinds of results, equal values (floats within a tolerance), and a view where
    the reference returned a view of the same argument with the same strides.
 
+A test listed in `verify.py` (a trace through PyTorch's C++, which a right answer may word its own
+way) is judged by rule 1 and a check of the hand-in's returned data against facts of the installed
+PyTorch, not against the reference's results.
+
 This module never imports or runs learner code: it reads JSON. An observation
 that differed between the two reference runs (a timing, an address) is compared
 by kind only; a test cell whose reference runs took different paths is judged by
@@ -26,6 +30,8 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
+
+from autograder import verify
 
 SCHEMA = 2
 SEQUENCES = {"tuple", "list", "size"}
@@ -255,6 +261,10 @@ def judge_cell(label: str, hidden: bool, ref: dict | None, got: dict | None) -> 
         return CellVerdict(label, False, "the test did not run (the hand-in's run ended before it)")
     if got.get("error") is not None:
         return CellVerdict(label, False, "the test failed in your notebook (see its message)")
+    if label in verify.VERIFIED:  # right answers differ in wording: checked against facts (verify.py)
+        obs = got.get("obs")
+        passed, reason, checked = verify.judge(label, obs if isinstance(obs, list) else [])
+        return CellVerdict(label, passed, reason, checked)
     if ref is None or ref.get("stable") is None:
         return CellVerdict(label, True, judged=False)
     obs, cut = got.get("obs"), got.get("obs_cut", 0)

@@ -90,10 +90,16 @@ class KernelSession:
         return cell
 
     def run_notebook(self) -> float:
+        """Run every code cell in order; the seconds each took are kept in `cell_seconds` (by grade_id)."""
         t0 = time.perf_counter()
+        self.cell_seconds: dict[str, float] = {}
         for i, cell in enumerate(self.nb.cells):
             if cell.cell_type == "code":
+                t = time.perf_counter()
                 self.run_cell(cell, i)
+                gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                if gid:
+                    self.cell_seconds[gid] = time.perf_counter() - t
         return time.perf_counter() - t0
 
     def run_source(self, source: str) -> NotebookNode:

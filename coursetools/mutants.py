@@ -107,8 +107,12 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
             if not ok:
                 run.rerun_problems.append(f"{gid}: {msg}")
         # A mutant's test may run 5x the solution's time (at least 30 s, at most the grader's cell limit): a
-        # wrong answer that never ends fails there, as the grader's cell limit fails it, without the wait.
-        limits = [min(float(settings.CELL_TIMEOUT_S), max(30.0, 5 * max(a[5], b[5]))) for a, b in zip(base, again)]
+        # wrong answer that never ends fails there, as the grader's cell limit fails it, without the wait. The
+        # solution's time is its slowest run of the test, the notebook's first included: a test whose first run
+        # builds what later runs reuse (lab 14's C++) gives a mutant, which builds its own, that much time.
+        first = getattr(session, "cell_seconds", {})
+        limits = [min(float(settings.CELL_TIMEOUT_S), max(30.0, 5 * max(a[5], b[5]), 3 * first.get(a[0], 0.0)))
+                  for a, b in zip(base, again)]
         entries = [(run.mutants, m) for m in load_mutants(lab)] + \
             [(run.alternatives, a) for a in load_alternatives(lab)]
         for results, mutant in entries:

@@ -154,3 +154,53 @@ def test_a_tolerance_a_hidden_check_stated_comes_from_the_reference_record():
     assert judged(close, {"ulps": 1.0}) is False  # 3e-7 is more than 2 ulps of float32 at 1.0
     assert judged(far, {"rtol": 1e-2, "atol": 0.0}) is True
     assert judged(far, None, got_tol={"rtol": 1.0}) is False  # the hand-in's own tolerance counts for nothing
+
+
+# ---- tests judged against facts (verify.py): lab 14's traces
+
+ADD_TRACE = [
+    ("torch.Tensor.__add__", "torch/csrc/autograd/generated/python_variable_methods.cpp", "-"),
+    ("at::_ops::add_Tensor::call(at::Tensor const&, at::Tensor const&, c10::Scalar const&)", "ATen/ops/add_ops.h", "-"),
+    ("torch::autograd::VariableType::(anonymous namespace)::add_Tensor", "VariableType_2.cpp", "AutogradCPU"),
+    ("wrapper_CPU_add_Tensor", "/__w/pytorch/pytorch/build/aten/src/ATen/RegisterCPU_0.cpp", "CPU"),
+    ("at::native::add_stub", "aten/src/ATen/native/BinaryOps.cpp", "-"),
+]
+
+
+def trace_verdict(steps, error=None, label="hidden_trace_add", fn="trace_add"):
+    # the reference's record is deliberately something else: a verified test never compares with it
+    ref = {"obs": [{"fn": fn, "out": obs([("x", "y", "-")])}], "cut": 0, "stable": [True]}
+    return judge.judge_cell(label, True, ref, {"error": error, "obs": [{"fn": fn, "out": obs(steps)}], "obs_cut": 0})
+
+
+def test_a_trace_in_other_words_passes_and_a_made_up_step_fails():
+    assert trace_verdict(ADD_TRACE).passed
+    made_up = ADD_TRACE[:4] + [("at::native::add_avx512_kernel", "aten/src/ATen/native/cpu/BinaryOpsKernel.cpp", "-")]
+    v = trace_verdict(made_up)
+    assert not v.passed and "does not hold" in v.reason
+    assert "add_avx512_kernel" not in v.reason, "the judge does not echo the hand-in's text"
+
+
+def test_a_trace_whose_process_said_pass_is_still_checked():
+    """A hand-in that switches check_trace off in its own process finishes the test without an error: the
+    trusted side's check of the returned steps decides."""
+    skipped_autograd = [s for s in ADD_TRACE if s[2] != "AutogradCPU"]
+    assert not trace_verdict(skipped_autograd).passed
+    assert not trace_verdict("not a list").passed
+    assert not trace_verdict([("a" * 300, "b", "-")] * 5).passed  # past the field size: hashed, unreadable
+    assert not trace_verdict(ADD_TRACE, error={"evalue": "x"}).passed  # rule 1 still holds
+
+
+def test_a_key_step_must_name_the_file_that_registered_that_kernel_for_its_operator():
+    from labkit import cpp
+
+    mm = [("torch.Tensor.__matmul__", "torch/csrc/autograd/generated/python_variable_methods.cpp", "-"),
+          ("at::_ops::matmul::call", "ATen/ops/matmul_ops.h", "-"),
+          ("torch::autograd::VariableType::matmul", "torch/csrc/autograd/generated/VariableType.cpp", "AutogradCPU"),
+          ("at::_ops::mm::call", "ATen/ops/mm_ops.h", "-"),
+          ("wrapper_CPU_mm", "aten/src/ATen/RegisterCPU.cpp", "CPU"),
+          ("mkldnn_bf16_gemm", "aten/src/ATen/native/mkldnn/Matmul.cpp", "-")]
+    problems = cpp.verify_trace("matmul", mm)
+    assert problems and "RegisterCompositeImplicitAutograd" in problems[0], problems
+    mm[2] = ("at::native::matmul", "aten/src/ATen/RegisterCompositeImplicitAutograd_0.cpp", "CompositeImplicitAutograd")
+    assert cpp.verify_trace("matmul", mm) == []

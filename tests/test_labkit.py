@@ -86,3 +86,17 @@ def test_check_float_gradients_and_the_stub_hint():
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
 
     assert "not implemented for these inputs" in fails(call, "f()", copies_meta)
+
+
+def test_cpp_reads_a_trace_table_and_builds_reports_compiler_errors(tmp_path, monkeypatch):
+    from labkit import cpp
+
+    steps = cpp.read_trace("| symbol | file | key | note |\n|---|---|---|---|\n| `a::b` | `x/y.cpp` | - | hi |\n\n"
+                           "c::d | z.h | CPU\n")
+    assert steps == [("a::b", "x/y.cpp", "-", "hi"), ("c::d", "z.h", "CPU")]
+    assert cpp.read_trace(cpp.write_trace(steps, tmp_path / "TRACE.md").read_text())[0] == steps[0]
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
+    with pytest.raises(cpp.CompileError) as e:  # fails at once: the message is the compiler's own
+        cpp.build_extension("broken", "int f() { return undefined_name; }\n")
+    assert "undefined_name" in str(e.value) and "error" in str(e.value)
+    assert not list((tmp_path / "ext").glob("*.so")), "a failed build leaves nothing in the cache"

@@ -1,0 +1,590 @@
+"""Week 14 (the C++ side): facts read from the installed PyTorch, traces checked against them, C++ builds.
+
+Three tools for `lab14-cpp` and its walkthrough:
+
+- **Traces.** A trace is the path of one Python expression down to the machine code that does the work, one
+  step per line: `symbol | file | dispatch key | what happens` (the last column is yours, in your own words).
+  `read_trace(text)` reads a TRACE.md table into steps; `verify_trace(name, steps)` checks every step against
+  what this installed PyTorch actually contains, and returns the problems it found (none: the trace holds):
+  * a **symbol** exists: a Python name that resolves (`torch.Tensor.__add__`), a function the shared libraries
+    export (`nm -D`, demangled: `at::_ops::add_Tensor::call`), or an identifier the libraries carry
+    (`wrapper_CPU_add_Tensor`, an internal function whose name survives in the binary);
+  * a **file** is one the build compiled or ships: paths recorded in the libraries (`aten/src/ATen/native/...`,
+    the generated `build/aten/src/ATen/RegisterCPU_0.cpp`), the packaged headers and YAML, torch's Python files.
+    Generated files are split in numbered shards (`VariableType_8.cpp`): `VariableType.cpp` names them all;
+  * a **dispatch key** is one the dispatcher holds a kernel at, for one of the operators the profiler records for
+    the expression (`torch._C._dispatch_dump_table`), and the step's file is the file that registered that kernel.
+    Steps outside the dispatcher (Python, the entry point, what a kernel calls) have the key `-`;
+  * the steps come in the order the call goes, through the waypoints every correct trace passes (`TRACES`).
+- **Schemas.** `schema_record(text)` is the record `parse_schema` must return, computed with torchgen's parser
+  (tests only: the lab forbids it in answers).
+- **Builds.** `build_extension(name, source)` compiles C++ with `torch.utils.cpp_extension.load_inline` in a
+  child process with a time limit, so a compile error comes back as `CompileError` carrying the compiler's own
+  message, and a compiler that never finishes is stopped. Builds are cached by source (a re-run is instant).
+
+The facts take a few seconds to read the first time (`nm`, `strings` over ~450 MB of libraries) and are cached
+in the process. The grader runs the same `verify_trace` in its trusted process, over the steps your hand-in
+returned, so a trace is judged by the facts, never by the reference solution's wording.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NO_KEY = "-"
+_SOURCE_SUFFIXES = (".cpp", ".cc", ".c", ".h", ".hpp", ".cuh", ".cu", ".py", ".yaml", ".pyi")
+MAX_STEPS = 20
+MAX_FIELD = 200  # characters per field (the grader reads up to 256)
+BUILD_TIMEOUT_S = 150  # one C++ build; a compile that takes longer is stopped
+_BUILD_PREFIXES = ("/__w/pytorch/pytorch/", "/pytorch/", "pytorch/")
+_SHARD = re.compile(r"_\d+(?=\.(?:cpp|h)$)")  # VariableType_8.cpp -> VariableType.cpp
+_PATH = re.compile(rb"/__w/pytorch/pytorch/([A-Za-z0-9_./+-]+\.(?:cpp|cc|c|h|hpp|cuh|cu|yaml|py))")
+
+
+@dataclass(frozen=True)
+class Waypoint:
+    """A step every correct trace of an expression passes, in this order: `what` says it in words."""
+
+    what: str
+    key: str = ""  # the step's dispatch key is one of these ('|'-separated)
+    symbol: str = ""  # a regex the step's symbol matches
+    python: bool = False  # a step in the Python layer: a torch.* name or a function of libtorch_python
+
+
+@dataclass(frozen=True)
+class Trace:
+    expression: str
+    ops: tuple[str, ...]  # the operators the profiler records, as dispatcher names with overloads
+    waypoints: tuple[Waypoint, ...]
+
+
+TRACES = {
+    "add": Trace(
+        "a + b, two float32 CPU tensors of 1000 elements",
+        ("aten::add.Tensor",),
+        (Waypoint("the Python binding of Tensor.__add__", python=True, symbol=r"__add__|(^|[._])add$"),
+         Waypoint("the dispatcher's entry point for add.Tensor", symbol=r"(^|::)_ops::add_Tensor::call$"),
+         Waypoint("the autograd kernel", key="AutogradCPU|Autograd"),
+         Waypoint("the CPU kernel the dispatcher picks", key="CPU"),
+         Waypoint("the vectorized loop that adds the elements",
+                  symbol=r"cpu_kernel_vec|vectorized_loop|Vectorized|(^|::)add_kernel$|ufunc::add$")),
+    ),
+    "matmul": Trace(
+        "a @ b, two 64x64 bfloat16 CPU tensors",
+        ("aten::matmul", "aten::mm"),
+        (Waypoint("the Python binding of Tensor.__matmul__", python=True, symbol=r"matmul"),
+         Waypoint("the dispatcher's entry point for matmul", symbol=r"(^|::)_ops::matmul::call$"),
+         Waypoint("matmul's kernel: a composite that calls other operators",
+                  key="CompositeImplicitAutograd|AutogradCPU"),
+         Waypoint("the dispatcher's entry point for mm", symbol=r"(^|::)_ops::mm::call$"),
+         Waypoint("mm's CPU kernel", key="CPU"),
+         Waypoint("the oneDNN call that multiplies bfloat16 on this CPU", symbol=r"dnnl|mkldnn|onednn|ideep|brgemm")),
+    ),
+}
+
+
+# ----------------------------------------------------------------------------------------------- facts
+
+
+@dataclass
+class Facts:
+    """What the installed PyTorch contains, read from its files (no learner code involved)."""
+
+    exported: set[str] = field(default_factory=set)  # demangled names, and every `::` suffix of each
+    python_exported: set[str] = field(default_factory=set)  # the same, for libtorch_python only
+    names: set[str] = field(default_factory=set)  # every identifier in an exported symbol
+    scopes: set[str] = field(default_factory=set)  # every namespace or class an exported symbol lives in
+    blob: bytes = b""  # the libraries' printable strings (`strings -n 6`), one per line
+    python_blob: bytes = b""  # those of libtorch_python
+    files: set[str] = field(default_factory=set)  # normalised paths, and every '/' suffix of each
+    tables: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # op -> key -> (file, kind)
+    profiled: dict[str, list[str]] = field(default_factory=dict)  # trace -> the profiler's op names
+
+
+def _suffixes(name: str, sep: str) -> list[str]:
+    parts = name.split(sep)
+    return [sep.join(parts[i:]) for i in range(len(parts))]
+
+
+def normalise_file(path: str) -> str:
+    p = path.strip().strip("`").replace("\\", "/")
+    for prefix in _BUILD_PREFIXES:
+        if p.startswith(prefix):
+            p = p[len(prefix):]
+    p = re.sub(r"^.*?/site-packages/", "", p)
+    p = re.sub(r"^(build/|torch/include/)", "", p)
+    p = re.sub(r"\.(DEFAULT|AVX2|AVX512|ZVECTOR|VSX|SVE\d*)\.cpp$", "", p)  # a kernel file, per capability
+    return _SHARD.sub("", p.split(":")[0])
+
+
+def normalise_symbol(symbol: str) -> str:
+    s = symbol.strip().strip("`").strip()
+    s = re.sub(r"\(.*\)\s*(const)?\s*$", "", s)  # a demangled signature's arguments
+    s = s.replace("(anonymous namespace)::", "").replace("{anonymous}::", "")
+    while re.search(r"<[^<>]*>", s):  # template arguments: at::vec::Vectorized<float> -> at::vec::Vectorized
+        s = re.sub(r"<[^<>]*>", "", s)
+    return s.strip()
+
+
+def _torch_lib() -> Path:
+    import torch
+
+    return Path(torch.__file__).parent / "lib"
+
+
+def _libraries() -> list[Path]:
+    lib = _torch_lib()
+    return [p for p in (lib / "libc10.so", lib / "libtorch_cpu.so", lib / "libtorch_python.so", lib / "libtorch.so")
+            if p.exists()]
+
+
+def _exported(paths: list[Path]) -> set[str]:
+    nm = subprocess.run(["nm", "-D", "--defined-only", *map(str, paths)], capture_output=True, text=True,
+                        check=True).stdout
+    names = subprocess.run(["c++filt"], input=nm, capture_output=True, text=True, check=True).stdout
+    out: set[str] = set()
+    for line in names.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3:
+            out.update(_suffixes(normalise_symbol(parts[2]), "::"))
+    return out
+
+
+def _strings(path: Path) -> bytes:
+    return subprocess.run(["strings", "-n", "6", str(path)], capture_output=True, check=True).stdout
+
+
+def _word_char(b: bytes) -> bool:
+    return bool(b) and (b.isalnum() or b == b"_")
+
+
+_CAPABILITIES = {"DEFAULT", "AVX2", "AVX512", "CPU_CAPABILITY"}  # the namespaces kernels are compiled into, per ISA
+
+
+def carried(token: str, blob: bytes, mangled_only: bool = False) -> bool:
+    """Whether an identifier appears in the libraries' strings: as a whole word (a message, a name table), or
+    length-prefixed inside a mangled name (`22wrapper_CPU_add_Tensor` in a template's RTTI name), which is
+    how the names of internal functions survive in a release binary."""
+    t = token.encode()
+    forms = [(str(len(t)).encode() + t, False)] + ([] if mangled_only else [(t, True)])
+    for needle, whole in forms:
+        i = blob.find(needle)
+        while i >= 0:
+            before, after = blob[i - 1:i] if i else b"", blob[i + len(needle):i + len(needle) + 1]
+            if not whole or (not _word_char(before) and not _word_char(after)):
+                return True
+            i = blob.find(needle, i + 1)
+    return False
+
+
+def _tables(ops) -> dict[str, dict[str, tuple[str, str]]]:
+    """Per operator, the kernels a dense CPU tensor's call runs through: key -> (the registering file, kind).
+    Only keys in the tensor's key set, not excluded by the thread (AutocastCPU is, unless autocast is on), with
+    a kernel that is not a fallthrough (ADInplaceOrView for add); an alias key (CompositeImplicitAutograd,
+    Autograd) counts where its kernel is the one such a key runs (same registering file)."""
+    import torch
+
+    tls_excluded = set(_key_names(torch._C._dispatch_tls_local_exclude_set()))
+    running = [k for k in _key_names(torch._C._dispatch_keys(torch.randn(2, 2))) if k not in tls_excluded]
+    tables = {}
+    for op in ops:
+        table: dict[str, tuple[str, str]] = {}
+        for line in torch._C._dispatch_dump_table(op).splitlines():
+            key, _, rest = line.partition(": ")
+            m = re.search(r"registered at (\S+?):\d+ \[(.*)\]", rest)
+            if m and key in running and not rest.startswith("fallthrough"):
+                table[key] = (normalise_file(m.group(1)), m.group(2))
+        files = {v[0] for v in table.values()}
+        for line in torch._C._dispatch_dump(op).splitlines():  # alias keys: CompositeImplicitAutograd, Autograd
+            m = re.match(r"(\w+)\[alias\]: registered at (\S+?):\d+", line)
+            if m and normalise_file(m.group(2)) in files:
+                table[m.group(1)] = (normalise_file(m.group(2)), "alias")
+        tables[op] = table
+    return tables
+
+
+def _key_names(keyset) -> list[str]:
+    return [k.strip() for k in str(keyset).removeprefix("DispatchKeySet(").removesuffix(")").split(",") if k.strip()]
+
+
+def _profiled() -> dict[str, list[str]]:
+    import torch
+
+    a, b = torch.randn(1000), torch.randn(1000)
+    x, y = torch.randn(64, 64, dtype=torch.bfloat16), torch.randn(64, 64, dtype=torch.bfloat16)
+    out = {}
+    saved = os.dup(2)  # the profiler's C++ side writes start/stop lines to fd 2: a test cell's stderr
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            for name, fn in (("add", lambda: a + b), ("matmul", lambda: x @ y)):
+                with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+                    fn()
+                out[name] = [e.name for e in prof.events()]
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def facts() -> Facts:
+    """Read once per process: exported symbols, identifiers, source paths, dispatch tables, profiler names."""
+    import torch
+    import torchgen
+
+    f = Facts()
+    libs = _libraries()
+    f.exported = _exported(libs)
+    f.python_exported = _exported([p for p in libs if p.name == "libtorch_python.so"])
+    blobs = {lib.name: _strings(lib) for lib in libs}
+    f.blob = b"\n".join(blobs.values())
+    f.python_blob = blobs.get("libtorch_python.so", b"")
+    paths = {m.decode() for m in set(_PATH.findall(f.blob))}
+    for name in f.exported:
+        f.names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name))
+        parts = name.split("::")
+        f.scopes.update("::".join(parts[:i]) for i in range(1, len(parts)))
+    root = Path(torch.__file__).parent
+    shipped = [("torch/" + str(p.relative_to(root))) for p in root.rglob("*") if p.suffix in (".py", ".h", ".yaml")]
+    groot = Path(torchgen.__file__).parent
+    shipped += [("torchgen/" + str(p.relative_to(groot))) for p in groot.rglob("*") if p.is_file()]
+    for p in list(paths) + shipped:
+        f.files.update(_suffixes(normalise_file(p), "/"))
+    for p in shipped:  # a shipped header's place in the source tree: torch/include/ATen/X is aten/src/ATen/X
+        if p.startswith(("torch/include/ATen/", "torch/include/c10/", "torch/include/torch/csrc/")):
+            rel = p.removeprefix("torch/include/")
+            f.files.update(_suffixes(("aten/src/" + rel) if rel.startswith("ATen/") else rel, "/"))
+    f.files.update(_suffixes("aten/src/ATen/native/native_functions.yaml", "/"))
+    for p in (groot / "packaged" / "ATen" / "templates").glob("*.*"):  # generated from these templates
+        f.files.update(_suffixes("aten/src/ATen/" + p.name, "/"))
+    for p in (groot / "packaged" / "autograd" / "templates").glob("*.*"):
+        f.files.update(_suffixes("torch/csrc/autograd/generated/" + p.name, "/"))
+    for e in native_functions():  # ufunc operators get generated files of their own
+        if "ufunc_inner_loop" in e:
+            base = e["func"].split("(")[0].split(".")[0]
+            for stem in ("UfuncCPU", "UfuncCPUKernel", "UfuncCUDA"):
+                f.files.update(_suffixes(f"aten/src/ATen/{stem}_{base}.cpp", "/"))
+            f.files.update(_suffixes(f"aten/src/ATen/native/ufunc/{base}.h", "/"))  # the loop body they include
+    ops = sorted({op for t in TRACES.values() for op in t.ops})
+    f.tables = _tables(ops)
+    f.profiled = _profiled()
+    return f
+
+
+# ------------------------------------------------------------------------------------------------ traces
+
+
+def read_trace(text: str) -> list[tuple[str, ...]]:
+    """The steps of a TRACE.md table: one row per line, cells split on `|` (a header row, a `---` separator
+    row and blank lines are skipped). Each step is (symbol, file, key) or (symbol, file, key, note)."""
+    steps = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or all(set(c) <= set("-: ") for c in cells):
+            continue
+        if cells[0].lower() in ("symbol", "step") and cells[1].lower() in ("file", "where", "symbol"):
+            continue
+        steps.append(tuple(c.strip("`") for c in cells[:4]))
+    return steps
+
+
+def write_trace(steps, path) -> Path:
+    """Write steps as a TRACE.md table (what you would commit next to your notes)."""
+    rows = ["| symbol | file | key | what happens |", "|---|---|---|---|"]
+    for s in steps:
+        cells = list(s) + [""] * (4 - len(s))
+        rows.append("| " + " | ".join(f"`{c}`" if i < 2 and c else c for i, c in enumerate(cells[:4])) + " |")
+    path = Path(path)
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _python_name(symbol: str) -> bool:
+    import torch
+
+    if not symbol.startswith("torch."):
+        return False
+    obj = torch
+    for part in symbol.split(".")[1:]:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part) or not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
+def symbol_exists(symbol: str, f: Facts) -> bool:
+    s = normalise_symbol(symbol)
+    if not s or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_:.<>, ]*", s):
+        return False
+    if s.startswith("torch.") and "::" not in s:
+        return _python_name(s)
+    if s in f.exported:
+        return True
+    parts = s.split("::")
+    if not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) for p in parts):
+        return False
+    scope = [p for p in parts[:-1] if p not in _CAPABILITIES]
+    if scope and "::".join(scope) not in f.scopes:
+        # a scope no exported function lives in (inline code, a class template): the whole qualified name
+        # must then be compiled in, as a mangled name's <length><name> sequence (2at3vec10Vectorized)
+        return carried("".join(f"{len(p)}{p}" for p in scope[1:] + parts[-1:]), f.blob, mangled_only=True) and \
+            carried(scope[0], f.blob, mangled_only=True)
+    # the function itself: exported, or compiled in (its name inside a mangled name: <length><name>)
+    return parts[-1] in f.names or carried(parts[-1], f.blob, mangled_only=True)
+
+
+def in_python_layer(symbol: str, f: Facts) -> bool:
+    s = normalise_symbol(symbol)
+    if s.startswith("torch.") and "::" not in s:
+        return _python_name(s)
+    return s in f.python_exported or (s.startswith("THP") and "::" not in s and carried(s, f.python_blob, True))
+
+
+def file_exists(path: str, f: Facts) -> bool:
+    p = normalise_file(path)
+    return bool(p) and p.endswith(_SOURCE_SUFFIXES) and p in f.files
+
+
+def verify_trace(name: str, steps, f: Facts | None = None) -> list[str]:
+    """The problems of a trace of `TRACES[name]` (an empty list: every step holds, and the waypoints are there
+    in order). Each problem names the step (1-based), what was checked and what the installed PyTorch says."""
+    f = f or facts()
+    spec = TRACES[name]
+    if not isinstance(steps, (list, tuple)) or not steps:
+        return ["the trace has no steps (return a list of (symbol, file, key[, note]) tuples)"]
+    if len(steps) > MAX_STEPS:
+        return [f"the trace has {len(steps)} steps; keep it to at most {MAX_STEPS}, one per hop"]
+    problems = []
+    rows = []
+    current = ""  # the operator whose entry point the trace passed last
+    for n, step in enumerate(steps, 1):
+        if not isinstance(step, (list, tuple)) or not 3 <= len(step) <= 4 or \
+                not all(isinstance(c, str) and len(c) <= MAX_FIELD for c in step):
+            problems.append(f"step {n}: not a (symbol, file, key[, note]) tuple of strings of at most "
+                            f"{MAX_FIELD} characters")
+            rows.append(None)
+            continue
+        symbol, path, key = (c.strip().strip("`") for c in step[:3])
+        rows.append((symbol, path, key))
+        if not symbol_exists(symbol, f):
+            problems.append(f"step {n}: symbol `{symbol}` is not in this PyTorch: not a torch.* name that resolves, "
+                            "not exported by its libraries (nm -D), not an identifier their binaries carry")
+        if not file_exists(path, f):
+            problems.append(f"step {n}: file `{path}` is not one this PyTorch was built from or ships (write its "
+                            "path in the source tree, e.g. aten/src/ATen/native/BinaryOps.cpp)")
+        entered = [op for op in spec.ops if re.search(_entry(op), normalise_symbol(symbol))]
+        if entered:
+            current = entered[0]  # the steps below an entry point are that operator's, until the next entry
+        if key != NO_KEY and not re.search(rf"(^|[_:])({'|'.join(_base(op) for op in spec.ops)})(_|$|::)",
+                                           normalise_symbol(symbol)):
+            problems.append(f"step {n}: a step at a dispatch key is that operator's kernel; `{symbol}` does not "
+                            f"name {' or '.join(_base(op) for op in spec.ops)}")
+        if key != NO_KEY:
+            ops = [current] if current else list(spec.ops)
+            owners = [(op, f.tables[op][key]) for op in ops if key in f.tables.get(op, {})]
+            if not owners:
+                runs = sorted({k for op in ops for k, v in f.tables.get(op, {}).items() if v[1] != "alias"})
+                problems.append(f"step {n}: no kernel runs at dispatch key `{key}` for {', '.join(ops)} on a "
+                                f"dense CPU tensor (the keys whose kernels run: {', '.join(runs)}; a fallthrough "
+                                f"or a key the thread excludes does not count; write `{NO_KEY}` for a step outside "
+                                "the dispatcher"
+                                + ("; the Python key's kernel only runs for tensor subclasses and modes: the binding "
+                                   "runs before any dispatch)" if key == "Python" else ")"))
+            elif file_exists(path, f) and not any(_SHARD.sub("", normalise_file(path)).endswith(
+                    own[0].rsplit("/", 1)[-1]) for _, own in owners):
+                where = "; ".join(f"{op}: {own[0]}" for op, own in owners)
+                hint = " (the Python key's kernel is a fallback for tensor subclasses and modes; the binding runs " \
+                       f"before any dispatch: key `{NO_KEY}`)" if key == "Python" else ""
+                problems.append(f"step {n}: the kernel at `{key}` was registered in another file ({where}){hint}")
+    if len({r for r in rows if r}) < len([r for r in rows if r]):
+        problems.append("the same step appears twice")
+    missing = [op.split(".")[0] for op in spec.ops if op.split(".")[0] not in f.profiled.get(name, [])]
+    if missing:
+        problems.append(f"(facts) the profiler did not record {missing} for {spec.expression}")
+    at = 0  # waypoints are matched by what they say; a step's own problems are listed above
+    for w in spec.waypoints:
+        hit = next((i for i in range(at, len(rows)) if rows[i] and _passes(w, rows[i], f)), None)
+        if hit is None:
+            earlier = next((i for i in range(at) if rows[i] and _passes(w, rows[i], f)), None)
+            where = f"step {earlier + 1} is it, but comes before step {at}, the waypoint before it" \
+                if earlier is not None else f"no step after step {at} is it"
+            problems.append(f"missing: {w.what}" + (f" (a step with key {w.key.replace('|', ' or ')})" if w.key else "")
+                            + f"; {where}")
+        else:
+            at = hit + 1
+    return problems
+
+
+def _base(op: str) -> str:
+    return op.split("::", 1)[1].partition(".")[0]
+
+
+def _entry(op: str) -> str:
+    """The regex of an operator's dispatcher entry point: aten::add.Tensor -> at::_ops::add_Tensor::call."""
+    name, _, overload = op.split("::", 1)[1].partition(".")
+    return rf"(^|::)_ops::{name}{'_' + overload if overload else ''}::call$"
+
+
+def _passes(w: Waypoint, row: tuple[str, str, str], f: Facts) -> bool:
+    symbol, path, key = row
+    if w.python and not in_python_layer(symbol, f):
+        return False
+    if w.key and key not in w.key.split("|"):
+        return False
+    if w.symbol and not re.search(w.symbol, normalise_symbol(symbol)):
+        return False
+    return True
+
+
+def check_trace(name: str, steps) -> None:
+    """Raise AssertionError listing every problem of the trace (a visible test's check)."""
+    problems = verify_trace(name, steps)
+    if problems:
+        raise AssertionError(f"trace of {TRACES[name].expression}: {len(problems)} problem(s)\n  - "
+                             + "\n  - ".join(problems))
+
+
+def trace_steps_from_observation(enc) -> list | None:
+    """The grader's side: a trace (list of tuples of strings) back from its recorded encoding, or None."""
+    if not isinstance(enc, dict) or enc.get("t") not in ("list", "tuple") or not isinstance(enc.get("v"), list):
+        return None
+    steps = []
+    for item in enc["v"]:
+        if not isinstance(item, dict) or item.get("t") not in ("list", "tuple") or not isinstance(item.get("v"), list):
+            return None
+        cells = []
+        for c in item["v"]:
+            if not isinstance(c, dict) or c.get("t") != "str" or not isinstance(c.get("v"), str):
+                return None
+            cells.append(c["v"])
+        steps.append(tuple(cells))
+    return steps
+
+
+# ----------------------------------------------------------------------------------------------- schemas
+
+
+def schema_record(text: str) -> dict:
+    """What `parse_schema(text)` returns, computed with torchgen's own parser (for tests)."""
+    from torchgen.model import FunctionSchema
+
+    s = FunctionSchema.parse(text)
+
+    def arg(a, kind):
+        return {"name": a.name, "type": str(a.type), "kind": kind, "default": a.default,
+                "alias": None if a.annotation is None else str(a.annotation)}
+
+    args = [arg(a, "positional") for a in s.arguments.flat_positional]
+    args += [arg(a, "keyword") for a in s.arguments.flat_kwarg_only]
+    args += [arg(a, "out") for a in s.arguments.out]
+    rets = [{"name": r.name, "type": str(r.type), "alias": None if r.annotation is None else str(r.annotation)}
+            for r in s.returns]
+    return {"name": str(s.name.name), "overload": s.name.overload_name,
+            "arguments": args, "returns": rets}
+
+
+@functools.lru_cache(maxsize=1)
+def native_functions() -> list[dict]:
+    """The entries of the native_functions.yaml that ships inside torchgen."""
+    import torchgen
+    import yaml
+
+    path = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+# ------------------------------------------------------------------------------------------------ builds
+
+
+class CompileError(RuntimeError):
+    """A C++ build that failed: the message is the compiler's, its error lines first."""
+
+
+def build_dir() -> Path:
+    base = os.environ.get("TORCH_EXTENSIONS_DIR") or str(Path(tempfile.gettempdir()) / f"torch_ext_{os.getuid()}")
+    os.environ["TORCH_EXTENSIONS_DIR"] = base
+    Path(base).mkdir(parents=True, exist_ok=True)
+    return Path(base)
+
+
+_BUILDER = r"""
+import sys
+from torch.utils.cpp_extension import load_inline
+name, path, where = sys.argv[1], sys.argv[2], sys.argv[3]
+load_inline(name, cpp_sources=[open(path).read()], is_python_module=False, verbose=False, with_cuda=False,
+            extra_cflags=["-O1", "-fvisibility=hidden", "-fvisibility-inlines-hidden"],
+            extra_ldflags=["-Wl,-Bsymbolic"], build_directory=where)
+"""
+
+
+def build_extension(name: str, source: str, namespace: str = "lab14", timeout: float = BUILD_TIMEOUT_S):
+    """Compile `source` (C++ with TORCH_LIBRARY blocks) into a library, load it into this process and return
+    the `torch.ops` namespace its operators were registered under.
+
+    A process can define a namespace only once, so every whole word `namespace` in the source is renamed
+    `<namespace>_<hash of the source>` first: a changed source is a new library in a new namespace (rebuild
+    and reload without restarting the kernel), the same source a cache hit that only loads. The build runs
+    in a child process of its own, in a fresh folder, stopped (with everything it started) after `timeout`
+    s or when this call is interrupted; a compile error comes back as `CompileError` with the compiler's
+    own message.
+
+    Each library keeps its functions to itself (hidden visibility, `-Bsymbolic`): two versions of a source
+    loaded into one process both define `rowdot_cpu`, and with the default visibility the second library's
+    registrations would call the first one's (the dynamic linker binds a name to its first definition)."""
+    import torch
+
+    # the cache key: the source, how it is built, and the torch it is built against
+    digest = hashlib.sha256((source + _BUILDER + torch.__version__).encode()).hexdigest()[:12]
+    unique = f"{namespace}_{digest}"
+    source = re.sub(rf"\b{re.escape(namespace)}\b", unique, source)
+    full = f"{name}_{digest}"
+    base = build_dir()
+    lib = base / f"{full}.so"  # the cache: a library appears here whole (renamed into place) or not at all
+    if not lib.exists():
+        where = Path(tempfile.mkdtemp(prefix=f"{full}-", dir=base))
+        (where / "source.cpp").write_text(source)
+        # g++ by its own name: torch expects it, and `c++` is a link through /etc/alternatives, which a
+        # sandbox need not show
+        cxx = os.environ.get("CXX") or ("g++" if shutil.which("g++") else "c++")
+        proc = subprocess.Popen([sys.executable, "-c", _BUILDER, full, str(where / "source.cpp"), str(where)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                                env={**os.environ, "MAX_JOBS": "2", "CXX": cxx})
+        try:
+            output, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"the C++ build of {name} ran past {timeout:.0f} s and was stopped") from None
+        finally:
+            if proc.poll() is None:  # a timeout, or an interrupt (a cell's time limit): stop the compiler too
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if proc.returncode != 0:
+            raise CompileError(_compiler_message(output))
+        os.replace(where / f"{full}.so", lib)
+    torch.ops.load_library(str(lib))  # runs its TORCH_LIBRARY blocks (a second load of one path does nothing)
+    return getattr(torch.ops, unique)
+
+
+def _compiler_message(text: str, limit: int = 40) -> str:
+    """The compiler's diagnostics (file:line: error: ...) with a line of context each; else the output's tail."""
+    lines = [ln for ln in text.splitlines() if "!! WARNING !!" not in ln]
+    errors = [i for i, ln in enumerate(lines) if re.search(r"\b(error|Error|FAILED|denied|not found)\b", ln)
+              and "Error building extension" not in ln and not ln.startswith(("Traceback", "  File", "subprocess"))]
+    if not errors:
+        return "the C++ build failed:\n" + "\n".join(lines[-limit:])
+    keep: list[str] = []
+    for i in errors:
+        for ln in lines[max(0, i - 1):i + 3]:
+            if ln not in keep and not ln.startswith(("[", "ninja:", "Traceback", "  File")):
+                keep.append(ln)
+    return "the C++ build failed; the compiler said:\n" + "\n".join(keep[:limit])
