@@ -3,7 +3,8 @@
 collect (collect.py: folders, LMS zips, roster, times) -> reference (reference.py: the
 solution's observations; the grader's self-check) -> run (run.py: each hand-in in the
 sandbox, sandbox.py + sandbox_runner.py) -> judge (judge.py: the points, decided from
-plain data) -> record (record.py: nbgrader's gradebook) -> report (report.py: grades.csv,
+plain data; verify.py: tests judged against facts; compile.py: the compiler's words for C++
+that did not build) -> record (record.py: nbgrader's gradebook) -> report (report.py: grades.csv,
 feedback, class report, audit log). grade.py ties them together; settings.py holds every
 path; screen.py reads answer code; late.py is the late penalty. The threat model:
 THREATS.md. Course tooling that is not grading lives in `coursetools/`.

@@ -172,6 +172,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
                 ) -> dict[str, tuple[object, bool]]:
     """{student_id: (HandinRun, resumed)}; each run is judged against the lab's reference and stored as it
     finishes. Raises reference.SelfCheckFailed before any hand-in runs if the reference does not pass."""
+    from autograder import compile as compile_stage
     from autograder import judge, reference
     from autograder.run import HandinRun, failed_run, run_handin, warm_sandbox
 
@@ -227,16 +228,21 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     def one(sid, path, key):
         with lock:
             slot = slots.pop()
+        handin = None
         try:
-            run = run_handin(source, release, nbs.read(path), sandboxed=sandboxed, slot=slot, threads=threads,
+            handin = nbs.read(path)
+            run = run_handin(source, release, handin, sandboxed=sandboxed, slot=slot, threads=threads,
                              cell_timeout=cell_timeout, notebook_timeout=notebook_timeout, files=files,
                              cpus=cpus(slot), warm=warm.get(slot))
         except Exception as e:  # noqa: BLE001 - one hand-in the grader cannot handle must not stop the class
             run = failed_run(source, release, status(Status.GRADER_ERROR, f"{type(e).__name__}: {str(e)[:200]}"))
+        try:
+            judge.apply(run, ref)
+            if handin is not None:  # the compiler's words for C++ that did not build (compile.py), on this slot
+                compile_stage.explain(source, handin, run, slot=slot, sandboxed=sandboxed)
         finally:
             with lock:
                 slots.append(slot)
-        judge.apply(run, ref)
         _store_run(runs_dir, sid, run.to_json(), key)
         return sid, run
 

@@ -164,6 +164,7 @@ ADD_TRACE = [
     ("torch::autograd::VariableType::(anonymous namespace)::add_Tensor", "VariableType_2.cpp", "AutogradCPU"),
     ("wrapper_CPU_add_Tensor", "/__w/pytorch/pytorch/build/aten/src/ATen/RegisterCPU_0.cpp", "CPU"),
     ("at::native::add_stub", "aten/src/ATen/native/BinaryOps.cpp", "-"),
+    ("at::native::AVX2::cpu_kernel_vec", "aten/src/ATen/UfuncCPUKernel_add.cpp.AVX2.cpp", "-"),
 ]
 
 
@@ -175,7 +176,7 @@ def trace_verdict(steps, error=None, label="hidden_trace_add", fn="trace_add"):
 
 def test_a_trace_in_other_words_passes_and_a_made_up_step_fails():
     assert trace_verdict(ADD_TRACE).passed
-    made_up = ADD_TRACE[:4] + [("at::native::add_avx512_kernel", "aten/src/ATen/native/cpu/BinaryOpsKernel.cpp", "-")]
+    made_up = ADD_TRACE[:5] + [("at::native::add_avx512_kernel", "aten/src/ATen/native/cpu/BinaryOpsKernel.cpp", "-")]
     v = trace_verdict(made_up)
     assert not v.passed and "does not hold" in v.reason
     assert "add_avx512_kernel" not in v.reason, "the judge does not echo the hand-in's text"
@@ -186,6 +187,7 @@ def test_a_trace_whose_process_said_pass_is_still_checked():
     trusted side's check of the returned steps decides."""
     skipped_autograd = [s for s in ADD_TRACE if s[2] != "AutogradCPU"]
     assert not trace_verdict(skipped_autograd).passed
+    assert not trace_verdict(ADD_TRACE[:5]).passed  # add_stub picks the loop; the loop is not listed
     assert not trace_verdict("not a list").passed
     assert not trace_verdict([("a" * 300, "b", "-")] * 5).passed  # past the field size: hashed, unreadable
     assert not trace_verdict(ADD_TRACE, error={"evalue": "x"}).passed  # rule 1 still holds
@@ -204,3 +206,29 @@ def test_a_key_step_must_name_the_file_that_registered_that_kernel_for_its_opera
     assert problems and "RegisterCompositeImplicitAutograd" in problems[0], problems
     mm[2] = ("at::native::matmul", "aten/src/ATen/RegisterCompositeImplicitAutograd_0.cpp", "CompositeImplicitAutograd")
     assert cpp.verify_trace("matmul", mm) == []
+
+
+def test_the_compile_stage_quotes_the_compiler_for_cpp_that_does_not_build():
+    """Feedback never quotes the learner's process; the compile stage compiles the hand-in's C++ text
+    alone, in a fresh sandbox, and gives the failed tests the compiler's own words."""
+    import nbformat
+
+    from autograder import compile as compile_stage
+    from autograder import sandbox
+
+    source = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def load_rowdot(): ...")])
+    source.cells[0].metadata = {"grader": {"compiles": ["test_load_rowdot"]},
+                                "nbgrader": {"solution": True, "grade_id": "load_rowdot"}}
+    cpp = '\n// TORCH_LIBRARY comes later\nint f() { return undefined_name; }\n'
+    handin = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f'def load_rowdot():\n    source = r"""{cpp}"""\n')])
+    handin.cells[0].metadata = {"nbgrader": {"solution": True, "grade_id": "load_rowdot"}}
+
+    class Run:
+        verdicts = {"test_load_rowdot": {"passed": False, "reason": "the test failed in your notebook"}}
+        notes: list = []
+
+    run = Run()
+    compile_stage.explain(source, handin, run, sandboxed=sandbox.available())
+    reason = run.verdicts["test_load_rowdot"]["reason"]
+    assert "does not compile" in reason and "undefined_name" in reason, reason
+    assert compile_stage.cpp_sources("x = 1\ny = 'TORCH_LIBRARY(a, m) {}'") == ["TORCH_LIBRARY(a, m) {}"]
