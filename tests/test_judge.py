@@ -220,7 +220,8 @@ def test_the_compile_stage_quotes_the_compiler_for_cpp_that_does_not_build():
     source.cells[0].metadata = {"grader": {"compiles": ["test_load_rowdot"]},
                                 "nbgrader": {"solution": True, "grade_id": "load_rowdot"}}
     cpp = '\n// TORCH_LIBRARY comes later\nint f() { return undefined_name; }\n'
-    handin = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f'def load_rowdot():\n    source = r"""{cpp}"""\n')])
+    cell = f'def load_rowdot():\n    source = r"""{cpp}"""\n'
+    handin = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
     handin.cells[0].metadata = {"nbgrader": {"solution": True, "grade_id": "load_rowdot"}}
 
     class Run:
