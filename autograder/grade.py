@@ -183,6 +183,8 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     release_path = settings.student_notebook(lab)
     source, release = nbs.read(source_path), nbs.read(release_path)
     files = lab_files(lab, course)
+    if compile_stage.compiled_cells(source):  # hand-ins compile C++: their builds start from shared headers
+        compile_stage.prepare_headers()
     cores = sorted(os.sched_getaffinity(0))
     threads = max(1, len(cores) // max(1, jobs))
 

@@ -95,6 +95,9 @@ def command(argv: list[str], extra_ro: dict[str, str] | None = None, uid: int | 
     if files is not None and files.is_dir():
         binds.append((str(files), FILES))
     binds += list((extra_ro or {}).items())
+    pch = settings.CPP_PCH  # labkit.cpp.build_prelude's headers, shared read-only by every build in any sandbox
+    if (pch / "prelude.h.gch").exists():
+        binds.append((str(pch), f"{COURSE}/cpp-pch"))
     cmd = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--new-session", "--ro-bind", "/usr", "/usr"] + (["--die-with-parent"] if die_with_parent else [])
     for name in ("bin", "lib", "lib64", "sbin"):
@@ -122,7 +125,8 @@ def command(argv: list[str], extra_ro: dict[str, str] | None = None, uid: int | 
            "PYTHONDONTWRITEBYTECODE": "1", "MPLCONFIGDIR": "/tmp/mpl", "IPYTHONDIR": "/tmp/ipython",
            "JUPYTER_RUNTIME_DIR": "/tmp/jupyter", "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor",
            "TRITON_CACHE_DIR": "/tmp/triton", "JAX_PLATFORMS": "cpu", "TQDM_DISABLE": "1",
-           "LANG": "C.UTF-8", "OMP_NUM_THREADS": str(threads), "COURSE_FILES": FILES if files else ""}
+           "LANG": "C.UTF-8", "OMP_NUM_THREADS": str(threads), "COURSE_FILES": FILES if files else "",
+           "COURSE_CPP_PCH": f"{COURSE}/cpp-pch" if (pch / "prelude.h.gch").exists() else ""}
     for k, v in env.items():
         cmd += ["--setenv", k, v]
     if uid is not None:  # root: bwrap mounts as root, then setpriv drops to an unprivileged uid for good

@@ -18,6 +18,7 @@ DEMO_CLASS = FIXTURES / "demo"  # the committed demo class that `make grade` gra
 NBGRADER_CONFIG = ROOT / "nbgrader_config.py"
 BUILD = ROOT / "build"
 EXECUTED = BUILD / "executed"  # papermill outputs of solutions and course notebooks
+CPP_PCH = BUILD / "cpp-pch"  # the precompiled C++ headers lab 14's builds start from (read-only in sandboxes)
 SCRATCH = BUILD / "scratch"  # throw-away nbgrader courses used by quality checks
 GRADES = BUILD / "grades"  # `make grade` output, one folder per lab
 GRADING_COURSE = BUILD / "course"  # `make grade`'s gradebook and hand-ins: the folders nbgrader_config.py names

@@ -77,6 +77,10 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
     src = nbs.read(settings.solution_notebook(lab))
     nb = nbs.inject_parameters(nbs.clear_outputs(src), params or {})
     run = SolutionRun(lab)
+    from autograder import compile as compile_stage
+
+    if compile_stage.compiled_cells(src):  # C++ answers: the kernel's builds start from the shared headers
+        compile_stage.prepare_headers()  # (sets COURSE_CPP_PCH, which the kernel inherits)
     session = KernelSession(nb, settings.solution_notebook(lab).parent, threads)
     session.start()
     try:
