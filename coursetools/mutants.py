@@ -14,6 +14,7 @@ kernel survived; an alternative holds when no test cell loses points.
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass, field
 
@@ -81,7 +82,13 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
 
     if compile_stage.compiled_cells(src):  # C++ answers: the kernel's builds start from the shared headers
         compile_stage.prepare_headers()  # (sets COURSE_CPP_PCH, which the kernel inherits)
-    session = KernelSession(nb, settings.solution_notebook(lab).parent, threads)
+    # the kernel works in a scratch copy of the lab's folder: what the notebook writes (a file a cell saves)
+    # must not land in solutions/, whose every file is released to learners and bound into sandboxes
+    work = settings.SCRATCH / "solution-runs" / lab
+    if work.exists():
+        shutil.rmtree(work)
+    shutil.copytree(settings.solution_notebook(lab).parent, work)
+    session = KernelSession(nb, work, threads)
     session.start()
     try:
         run.seconds = session.run_notebook()

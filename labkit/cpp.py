@@ -194,8 +194,10 @@ def _tables(ops) -> dict[str, dict[str, tuple[str, str]]]:
     Autograd) counts where its kernel is the one such a key runs (same registering file)."""
     import torch
 
-    tls_excluded = set(_key_names(torch._C._dispatch_tls_local_exclude_set()))
-    running = [k for k in _key_names(torch._C._dispatch_keys(torch.randn(2, 2))) if k not in tls_excluded]
+    from labkit.dispatcher import keyset_names, tls_keys
+
+    excluded = set(tls_keys()[1])
+    running = [k for k in keyset_names(torch._C._dispatch_keys(torch.randn(2, 2))) if k not in excluded]
     tables = {}
     for op in ops:
         table: dict[str, tuple[str, str]] = {}
@@ -211,10 +213,6 @@ def _tables(ops) -> dict[str, dict[str, tuple[str, str]]]:
                 table[m.group(1)] = (normalise_file(m.group(2)), "alias")
         tables[op] = table
     return tables
-
-
-def _key_names(keyset) -> list[str]:
-    return [k.strip() for k in str(keyset).removeprefix("DispatchKeySet(").removesuffix(")").split(",") if k.strip()]
 
 
 def _profiled() -> dict[str, list[str]]:
@@ -244,7 +242,7 @@ def _facts_key() -> str:
     return hashlib.sha256(repr((torch.__version__, libs, TRACES, _FACTS_VERSION)).encode()).hexdigest()[:16]
 
 
-_FACTS_VERSION = 3  # bump when what `facts` reads changes
+_FACTS_VERSION = 4  # bump when what `facts` reads changes
 
 
 @functools.lru_cache(maxsize=1)
@@ -339,14 +337,19 @@ def read_trace(text: str) -> list[tuple[str, ...]]:
     return steps
 
 
-def write_trace(steps, path) -> Path:
-    """Write steps as a TRACE.md table (what you would commit next to your notes)."""
+def trace_table(steps) -> str:
+    """Steps as a TRACE.md table (the text `read_trace` reads back)."""
     rows = ["| symbol | file | key | what happens |", "|---|---|---|---|"]
     for s in steps:
         cells = list(s) + [""] * (4 - len(s))
         rows.append("| " + " | ".join(f"`{c}`" if i < 2 and c else c for i, c in enumerate(cells[:4])) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def write_trace(steps, path) -> Path:
+    """Write steps as a TRACE.md table (what you would keep next to your notes)."""
     path = Path(path)
-    path.write_text("\n".join(rows) + "\n")
+    path.write_text(trace_table(steps))
     return path
 
 

@@ -147,3 +147,14 @@ def test_make_lab_starts_jupyterlab_in_the_course_repo():
     assert LAB in api
     if os.geteuid() == 0:
         assert "--allow-root" in log or "allow-root" in (settings.ROOT / "Makefile").read_text()
+
+
+def test_lab_folders_hold_only_their_notebooks():
+    """Everything in solutions/<lab>/ is released to learners and bound into every hand-in's sandbox as the
+    lab's data files: a file a solution run saved there (lab 14's reference TRACE.md once) is an answer
+    handed out. No lab ships data files today; one that does lists them here."""
+    data_files: set[str] = set()
+    for root in (settings.SOLUTIONS, settings.LABS):
+        extra = sorted(str(p.relative_to(settings.ROOT)) for p in root.glob("*/*")
+                       if p.is_file() and p.suffix != ".ipynb" and p.name not in data_files)
+        assert not extra, f"files beside the lab notebooks: {extra}"
