@@ -72,8 +72,8 @@ class LabQuality:
                               for c in s.test_scores if c.score < c.max_score and not s.cell_errors]
             p["solution"] += [f"test cell is not re-runnable on its own (uses state of other cells?): {e}"
                               for e in s.rerun_problems]
-            if s.seconds > settings.SOLUTION_BUDGET_S:
-                p["time"].append(f"solution took {s.seconds:.0f} s, budget {settings.SOLUTION_BUDGET_S} s")
+            if s.seconds > settings.solution_budget_s(self.lab):
+                p["time"].append(f"solution took {s.seconds:.0f} s, budget {settings.solution_budget_s(self.lab)} s")
             for m in s.mutants:
                 if m.caught:
                     continue
