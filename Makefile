@@ -35,7 +35,7 @@ export COURSE_DEVICE := $(DEVICE)
 .DEFAULT_GOAL := help
 
 .PHONY: help setup sandbox-deps browser-deps lab test lint release solutions quality grade demo student-dist \
-  screenshots clean-notebooks clean
+  screenshots clean-notebooks clean gpu-check
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -85,6 +85,9 @@ quality: setup ## the lab-quality table alone (solution full, blank 0, mutants c
 grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1]
 	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1] [ROSTER=<csv>] [COURSE=<dir>]"; exit 2; }
 	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(COURSE),--course "$(COURSE)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(INSECURE),--insecure)
+
+gpu-check: ## on a CUDA machine: run every solution's cells with DEVICE=cuda in its own python3 (no .venv); LAB=<id> for one
+	$(PYTHON3) -m coursetools.gpu_run $(LAB)
 
 bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial nbgrader vs make grade end to end (warm and cold sandbox)
 	$(PY) -m coursetools bench-grade --jobs $(JOBS)
