@@ -1,4 +1,5 @@
-"""`python -m autograder grade ...`: `make grade`. The course's other tooling is `python -m coursetools`."""
+"""`python -m autograder grade ...`: `make grade`; `python -m autograder export ...`: `make export`. The course's other
+tooling is `python -m coursetools`."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="run hand-ins here (JOBS at a time) or on a dask.distributed cluster")
     g.add_argument("--scheduler", help="with --executor dask: the scheduler's address (tcp://host:8786)")
+    e = sub.add_parser("export", help="a graded lab's grades for an LMS: csv (per test), canvas, gradescope")
+    e.add_argument("--lab", required=True)
+    e.add_argument("--format", required=True, choices=("csv", "canvas", "gradescope"))
+    e.add_argument("--out", type=Path, help="the grade run's folder (default: build/grades/<lab>)")
+    e.add_argument("--course", type=Path, help="the nbgrader course folder (default: build/course)")
+    e.add_argument("--canvas-column", help='the Canvas assignment column, "Name (id)" (default: the lab id)')
     a = p.parse_args(argv)
 
     if a.cmd == "grade":
@@ -33,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         return grade_command(a.lab, a.submissions, a.out, a.insecure, a.jobs or None, a.force, a.roster, a.course,
                              a.exchange_root, a.course_id,
                              a.scheduler if a.executor == "dask" else None)
+    if a.cmd == "export":
+        from autograder.export import export_command
+        return export_command(a.lab, a.format, a.out, a.course, a.canvas_column)
     return 2
 
 

@@ -40,7 +40,7 @@ from dateutil import parser as dateparser
 from autograder import settings
 from autograder.sandbox import remove_tree
 
-POLICY_FILE = settings.ROOT / "grading.toml"
+POLICY_FILE = settings.POLICY_FILE
 
 
 @dataclass
@@ -54,12 +54,19 @@ class Policy:
     zip_regex: str = r"^(?P<student_id>[A-Za-z0-9.@-]+)_"
     max_file_bytes: int = 20_000_000
     max_total_bytes: int = 500_000_000
+    # lab -> student id -> extra time after the lab's due date, for that learner alone
+    extensions: dict[str, dict[str, timedelta]] = field(default_factory=dict)
 
-    def penalty(self, lab: str, submitted: datetime | None) -> tuple[float, float]:
-        """(fraction of the points taken, hours late) for a hand-in submitted at `submitted`."""
+    def extension(self, lab: str, student_id: str) -> timedelta | None:
+        return self.extensions.get(lab, {}).get(student_id)
+
+    def penalty(self, lab: str, submitted: datetime | None, student_id: str = "") -> tuple[float, float]:
+        """(fraction of the points taken, hours late) for a hand-in submitted at `submitted`; the learner's
+        extension, if any, moves their due date."""
         due = self.due.get(lab)
         if due is None or submitted is None:
             return 0.0, 0.0
+        due += self.extension(lab, student_id) or timedelta(0)
         late_s = (submitted - due).total_seconds()
         if late_s <= self.grace_minutes * 60:
             return 0.0, max(0.0, late_s / 3600)
@@ -92,12 +99,45 @@ def load_policy(path: Path = POLICY_FILE) -> Policy:
             raise ValueError("it has no (?P<student_id>...) group")
     except (re.error, ValueError) as e:
         raise ValueError(f"{path}: [zip] filename_regex = {zip_regex!r}: {e}") from e
+    extensions = {}
+    for lab, table in data.get("extensions", {}).items():
+        if not isinstance(table, dict):
+            raise ValueError(f"{path}: [extensions] {lab} must be a table of student id = extension, got {table!r}")
+        for sid, value in table.items():
+            try:
+                extensions.setdefault(lab, {})[str(sid)] = parse_extension(value, due.get(lab), zone)
+            except ValueError as e:
+                raise ValueError(f"{path}: [extensions] {lab}: {sid}: {e}") from e
     return Policy(
+        extensions=extensions,
         roster=(path.parent / roster) if roster else None, due=due,
         penalty_per_day=float(late.get("penalty_per_day", 0.0)), max_penalty=float(late.get("max_penalty", 0.0)),
         grace_minutes=float(late.get("grace_minutes", 0.0)), timezone=zone,
         zip_regex=zip_regex, max_file_bytes=int(z.get("max_file_bytes", 20_000_000)),
         max_total_bytes=int(z.get("max_total_bytes", 500_000_000)))
+
+
+DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)\s*w)?\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*"
+                      r"(?:(\d+(?:\.\d+)?)\s*m)?", re.I)
+
+
+def parse_extension(value, due: datetime | None, zone: str = "UTC") -> timedelta:
+    """An extension as grading.toml writes it: a duration ("3d", "36h", "1d 12h", "90m", "1w") added to the
+    lab's due date, or the learner's own due date (any form `parse_time` reads), which must come after it."""
+    text = str(value).strip()
+    m = DURATION.fullmatch(text)
+    if text and m and any(m.groups()):
+        weeks, days, hours, minutes = (float(g or 0) for g in m.groups())
+        return timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes)
+    try:
+        own = parse_time(text, zone)
+    except ValueError:
+        raise ValueError(f"{value!r} is neither a duration (3d, 36h, 1d 12h, 90m, 1w) nor a due date") from None
+    if due is None:
+        raise ValueError(f"a due date ({value!r}) needs the lab's own due date in [due]; give a duration instead")
+    if own <= due:
+        raise ValueError(f"{value!r} is not after the lab's due date {due.isoformat()}: an extension gives more time")
+    return own - due
 
 
 # The zone each abbreviation names, not a fixed offset: the zone's rules settle the offset for the date, so a

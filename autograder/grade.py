@@ -71,7 +71,8 @@ class SubmissionGrade:
     cells: dict[str, tuple[float, float]] = field(default_factory=dict)  # grade_id -> (score, max)
     raw_score: float = 0.0  # before the late penalty
     late_penalty: float = 0.0
-    hours_late: float = 0.0
+    hours_late: float = 0.0  # after the learner's own due date (the lab's, plus any extension)
+    extension_hours: float = 0.0  # grading.toml's [extensions] for this learner and lab
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
@@ -429,6 +430,7 @@ def read_gradebook(lab: str, course: Path, students: list[str]) -> dict[str, Sub
             out[student] = SubmissionGrade(
                 student, float(sub.score) - penalty, max_score, str(Status.GRADED), cells, raw_score=float(sub.score),
                 late_penalty=penalty, hours_late=round(float(asub.total_seconds_late or 0) / 3600, 2),
+                extension_hours=round(asub.extension.total_seconds() / 3600, 2) if asub.extension else 0.0,
                 submitted=asub.timestamp.isoformat() if asub.timestamp else "")
     return out
 
@@ -628,7 +630,7 @@ def _max_score(lab: str, course: Path) -> float:
 
 
 GRADES_COLUMNS = ["student_id", "first_name", "last_name", "email", "score", "max_score", "percent", "raw_score",
-                  "late_penalty", "hours_late", "status", "needs_review", "submitted_at"]
+                  "late_penalty", "hours_late", "extension_hours", "status", "needs_review", "submitted_at"]
 
 
 def write_grades_csv(results: list[SubmissionGrade], path: Path, roster: dict[str, dict] | None = None) -> None:
@@ -642,7 +644,8 @@ def write_grades_csv(results: list[SubmissionGrade], path: Path, roster: dict[st
             pct = 100 * r.score / r.max_score if r.max_score else 0
             w.writerow([r.student_id, who.get("first_name", ""), who.get("last_name", ""), who.get("email", ""),
                         f"{r.score:g}", f"{r.max_score:g}", f"{pct:.1f}", f"{r.raw_score:g}", f"{r.late_penalty:g}",
-                        f"{r.hours_late:g}", r.status, "yes" if r.needs_review else "", r.submitted])
+                        f"{r.hours_late:g}", f"{r.extension_hours:g}",
+                        r.status, "yes" if r.needs_review else "", r.submitted])
 
 
 def as_dict(g: SubmissionGrade) -> dict:

@@ -12,6 +12,10 @@ gradebook, so formgrader and `nbgrader export` keep working.
 Runs in the trusted parent after the sandboxed runs; nbgrader reads each run's
 notebook through `PrecomputedExecute`, scores it and writes the gradebook, one
 hand-in at a time. Prints one JSON line per student: {"student_id", "ok", "log"}.
+
+A learner's extension in grading.toml ([extensions]) becomes nbgrader's own: the submission's
+`extension` in the gradebook, set before autograde, so nbgrader's lateness (and with it the late
+penalty, `late.py`) counts from the learner's own due date, and formgrader shows it.
 """
 
 from __future__ import annotations
@@ -41,6 +45,24 @@ class PrecomputedExecute(NbGraderPreprocessor):
 
 
 
+def apply_extension(gb, lab: str, student_id: str, extension) -> None:
+    """The gradebook's extension for this learner and lab: grading.toml's, or none (an extension taken out of
+    grading.toml is taken out of the gradebook at the next regrade)."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        submission = gb.find_submission(lab, student_id)
+    except MissingEntry:
+        if extension is None:
+            return
+        gb.update_or_create_student(student_id)
+        gb.update_or_create_submission(lab, student_id, extension=extension)
+        return
+    if submission.extension != extension:
+        submission.extension = extension
+        gb.db.commit()
+
+
 def main(argv: list[str]) -> int:
     course, lab, due, students = argv[0], argv[1], argv[2], argv[3:]
     os.chdir(course)
@@ -56,7 +78,12 @@ def main(argv: list[str]) -> int:
     api = NbGraderAPI(coursedir=coursedir, config=config)
     if students == ["-"]:  # one id per line on stdin, as the grader's runs finish
         students = (line.strip() for line in sys.stdin if line.strip())
+    from autograder.collect import load_policy
+
+    policy = load_policy()
     for sid in students:
+        with Gradebook(coursedir.db_url) as gb:
+            apply_extension(gb, lab, sid, policy.extension(lab, sid))
         result = api.autograde(lab, sid, force=True, create=True)
         print(json.dumps({"student_id": sid, "ok": bool(result.get("success")),
                           "log": (result.get("error") or "")[-2000:]}), flush=True)

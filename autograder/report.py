@@ -72,6 +72,7 @@ def _message(cell, verdict: dict | None, hidden: bool) -> str:
 def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None) -> str:
     head = (f"<p><b>Score: {grade.score:g} / {grade.max_score:g}</b>"
             + (f" (late penalty {grade.late_penalty:g}, {grade.hours_late:g} h late)" if grade.late_penalty else "")
+            + (f" (with an extension of {grade.extension_hours:g} h)" if grade.extension_hours else "")
             + f"</p><p>Status: {html.escape(grade.status)}</p>")
     for note in grade.notes:
         head += f"<p class='note'>{html.escape(note)}</p>"
@@ -150,9 +151,10 @@ def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> No
         plt.close(fig)
         body += "<h2>Tests the class failed most</h2><table><tr><th>test</th><th>pass rate</th></tr>" + "".join(
             f"<tr><td>{html.escape(t)}</td><td>{100 * rates[t]:.0f}%</td></tr>" for t in worst[:10]) + "</table>"
-    body += ("<h2>Every hand-in</h2><table><tr><th>student</th><th>score</th><th>late penalty</th><th>status</th>"
-             "<th>seconds</th></tr>" + "".join(
+    body += ("<h2>Every hand-in</h2><table><tr><th>student</th><th>score</th><th>late penalty</th><th>extension</th>"
+             "<th>status</th><th>seconds</th></tr>" + "".join(
                  f"<tr><td>{html.escape(r.student_id)}</td><td>{r.score:g} / {r.max_score:g}</td>"
-                 f"<td>{r.late_penalty:g}</td><td>{html.escape(r.status)}</td><td>{r.seconds:.1f}</td></tr>"
+                 f"<td>{r.late_penalty:g}</td><td>{f'{r.extension_hours:g} h' if r.extension_hours else ''}</td>"
+                 f"<td>{html.escape(r.status)}</td><td>{r.seconds:.1f}</td></tr>"
                  for r in results) + "</table>")
     path.write_text(_page(f"{lab}: class report", body))

@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import zipfile
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import nbformat
@@ -92,6 +92,31 @@ def test_policy_times_and_their_errors(tmp_path):
     toml.write_text("[zip]\nfilename_regex = '^([^_]+)_'\n")
     with pytest.raises(ValueError, match="student_id"):
         collect.load_policy(toml)
+
+
+def test_extensions_move_one_learners_due_date(tmp_path):
+    toml = tmp_path / "grading.toml"
+    toml.write_text('[late]\npenalty_per_day = 0.1\nmax_penalty = 0.5\n[due]\n"lab01" = "2026-07-01T12:00:00Z"\n'
+                    '[extensions]\n"lab01" = { amy = "3d", bob = "1d 12h", cy = "2026-07-02 18:00", dan = "90m" }\n'
+                    '"lab02" = { amy = "1w" }\n')
+    policy = collect.load_policy(toml)
+    assert policy.extension("lab01", "amy") == timedelta(days=3)
+    assert policy.extension("lab01", "bob") == timedelta(days=1, hours=12)
+    assert policy.extension("lab01", "cy") == timedelta(days=1, hours=6)  # her own due date, in the course's zone
+    assert policy.extension("lab01", "dan") == timedelta(minutes=90)
+    assert policy.extension("lab02", "amy") == timedelta(weeks=1)  # a lab without a due date: kept, never late
+    assert policy.extension("lab01", "eve") is None and policy.extension("lab03", "amy") is None
+    two_days_late = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)
+    assert policy.penalty("lab01", two_days_late, "eve")[0] == 0.2
+    assert policy.penalty("lab01", two_days_late, "amy")[0] == 0.0
+    assert policy.penalty("lab01", two_days_late, "bob")[0] == 0.1  # 11 h past her own due date: one started day
+    for bad, match in [('"lab01" = { amy = "soon" }', "amy.*neither a duration"),
+                       ('"lab01" = { amy = "2026-06-30 12:00" }', "amy.*not after"),
+                       ('"lab09" = { amy = "2026-07-09 12:00" }', "lab09.*needs the lab's own due date"),
+                       ('"lab01" = "3d"', "lab01 must be a table")]:
+        toml.write_text(f'[due]\n"lab01" = "2026-07-01T12:00:00Z"\n[extensions]\n{bad}\n')
+        with pytest.raises(ValueError, match=match):
+            collect.load_policy(toml)
 
 
 def notebook(path: Path, nb: dict | None = None) -> None:

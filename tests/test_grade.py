@@ -28,10 +28,12 @@ DEMO = settings.DEMO_CLASS / LAB
 needs_bwrap = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap is not installed (make sandbox-deps)")
 
 
-def grade(out: Path, *args: str, check: bool = True, lab: str = LAB) -> subprocess.CompletedProcess:
+def grade(out: Path, *args: str, check: bool = True, lab: str = LAB, policy: Path | None = None
+          ) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "autograder", "grade", "--lab", lab, "--out", str(out), "--course",
            str(out / "course"), "--jobs", "2", *args]
-    proc = subprocess.run(cmd, cwd=settings.ROOT, capture_output=True, text=True)
+    env = {**os.environ, "COURSE_GRADING_TOML": str(policy)} if policy else None
+    proc = subprocess.run(cmd, cwd=settings.ROOT, capture_output=True, text=True, env=env)
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     return proc
@@ -60,7 +62,12 @@ def hidden_lines() -> set[str]:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
-    proc = grade(out)  # no SUBMISSIONS: the embedded demo class
+    # the course's policy, plus an extension: max (3 started days late) has one extra day
+    policy = out / "grading.toml"
+    text = settings.POLICY_FILE.read_text().replace('roster = "students.csv"', "")
+    assert "\n[extensions]\n" in text, "grading.toml has an [extensions] table"
+    policy.write_text(text.replace("\n[extensions]\n", f'\n[extensions]\n"{LAB}" = {{ max = "1d" }}\n'))
+    proc = grade(out, policy=policy)  # no SUBMISSIONS: the embedded demo class
     return out, proc.stdout
 
 
@@ -90,7 +97,9 @@ def test_demo_class_grades_are_what_each_hand_in_deserves(demo_run):
             assert float(row["raw_score"]) == full and 0 < float(row["late_penalty"]) and score < full, what
         else:
             assert score == want["score"], what
-    assert rows["max"]["late_penalty"] == f"{0.3 * float(rows['max']['raw_score']):g}", rows["max"]
+    # 3 started days late for the lab's due date, 2 for max's own (grading.toml gives max one more day)
+    assert rows["max"]["late_penalty"] == f"{0.2 * float(rows['max']['raw_score']):g}", rows["max"]
+    assert rows["max"]["extension_hours"] == "24" and rows["ada"]["extension_hours"] == "0", rows["max"]
 
 
 @needs_bwrap
@@ -107,6 +116,48 @@ def test_grades_csv_columns_and_review_flags(demo_run):
 
 
 @needs_bwrap
+def test_lms_exports(demo_run):
+    """make export: per-test columns, Canvas's import CSV and Gradescope's results.json, from the demo run."""
+    from autograder import export
+
+    out, _ = demo_run
+    rows = read_grades(out)
+    tests = export.graded_tests(LAB)
+    for fmt in export.FORMATS:
+        proc = subprocess.run([sys.executable, "-m", "autograder", "export", "--lab", LAB, "--format", fmt, "--out",
+                               str(out), "--course", str(out / "course")], cwd=settings.ROOT, capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    roster = {sid for sid, r in rows.items() if not r["status"].startswith("unknown student")}
+    # csv: grades.csv's columns, then one per test; the tests add up to the score before the late penalty
+    with (out / "tests.csv").open() as f:
+        per_test = {r["student_id"]: r for r in csv.DictReader(f)}
+    assert set(per_test) == roster and "zed" not in per_test
+    for sid, r in per_test.items():
+        total = sum(float(r[t]) for t, _, _ in tests)
+        assert total == float(rows[sid]["raw_score"]) or not rows[sid]["status"].startswith("graded"), (sid, r)
+    assert float(per_test["eli"]["hidden_broadcast_view"]) == 0 < float(per_test["eli"]["hidden_flat_index"])
+    # canvas: the identity columns Canvas's Gradebook import reads, a Points Possible row, one row per learner
+    with (out / "canvas.csv").open() as f:
+        canvas = list(csv.reader(f))
+    assert canvas[0] == export.CANVAS_IDENTITY + [LAB]
+    assert canvas[1][0].strip() == "Points Possible" and float(canvas[1][5]) == float(rows["ada"]["max_score"])
+    by_sis = {r[2]: r for r in canvas[2:]}
+    assert set(by_sis) == roster and all(len(r) == 6 for r in canvas)
+    assert by_sis["ada"][0] == "Demo, Ada" and by_sis["ada"][3] == "ada@example.org"
+    assert by_sis["max"][5] == rows["max"]["score"]  # after the late penalty
+    # gradescope: results.json in the documented format; hidden tests wait until the grades are published
+    for sid in roster:
+        data = json.loads((out / "gradescope" / sid / "results.json").read_text())
+        assert not export.check_gradescope_results(data), (sid, export.check_gradescope_results(data))
+        assert data["score"] == float(rows[sid]["score"]) and len(data["tests"]) == len(tests)
+        for t, (grade_id, points, hidden) in zip(data["tests"], tests):
+            assert (t["name"], t["max_score"]) == (grade_id, points)
+            assert t["visibility"] == ("after_published" if hidden else "visible")
+    assert export.check_gradescope_results({"tests": [{"name": "x", "visibility": "sometimes"}]})
+
+
+@needs_bwrap
 def test_feedback_and_report(demo_run):
     out, _ = demo_run
     secret = hidden_lines()
@@ -117,7 +168,9 @@ def test_feedback_and_report(demo_run):
         leaked = [ln for ln in secret if ln in page]
         assert not leaked, f"feedback for {sid} shows hidden test source: {leaked[:2]}"
     assert "failed" in (out / "feedback" / "eli" / f"{LAB}.html").read_text()
+    assert "with an extension of 24 h" in (out / "feedback" / "max" / f"{LAB}.html").read_text()
     report = (out / "report.html").read_text()
+    assert "<td>24 h</td>" in report, "the class report shows max's extension"
     assert report.count("data:image/png;base64") >= 1 and "Needs a human look" in report
     for sid in ("hal", "jon", "kim", "zed"):
         assert f"<td>{sid}</td>" in report.split("Every hand-in")[0], f"{sid} missing from the review list"

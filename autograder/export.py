@@ -1,0 +1,182 @@
+"""Stage "export": one lab's grades, in the forms an LMS imports.
+
+`make export LAB=<lab> FORMAT=csv|canvas|gradescope` (`python -m autograder export ...`) runs after
+`make grade` and reads what it left, never a hand-in:
+
+- the run's `grades.csv`: one row per learner with the final score (after the late penalty), the
+  status and whether a person should look first (`needs_review`);
+- nbgrader's gradebook: the score of every test cell, manual scores given in formgrader included
+  (`Grade.score` is the manual score where there is one, else the autograder's).
+
+It writes, into the grade run's folder (`build/grades/<lab>/` unless OUT says otherwise):
+
+- `csv`: `tests.csv`, for any spreadsheet: grades.csv's columns, then one column per graded test;
+- `canvas`: `canvas.csv`, Canvas's Gradebook import: Student, ID, SIS User ID, SIS Login ID, Section,
+  then the lab's column, with a "Points Possible" row;
+- `gradescope`: `gradescope/<student_id>/results.json`, Gradescope's autograder results: per-test
+  scores, hidden tests `after_published`.
+
+Only learners on the roster are exported (an `unknown student` has no LMS row). The Canvas column is
+named after the lab unless `--canvas-column "Lab 7 (12345)"` names an existing assignment (Canvas
+matches "Name (id)"); learners are matched on SIS User ID, which is the course's student id.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import notebooks as nbs
+from autograder import settings
+
+FORMATS = ("csv", "canvas", "gradescope")
+CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+GRADESCOPE_VISIBILITY = {"visible", "hidden", "after_due_date", "after_published"}
+
+
+@dataclass
+class LearnerGrade:
+    """One roster learner's row of grades.csv, with the gradebook's per-test scores."""
+
+    row: dict[str, str]
+    tests: dict[str, float] = field(default_factory=dict)  # grade_id -> score (0 where never graded)
+
+    @property
+    def student_id(self) -> str:
+        return self.row["student_id"]
+
+
+def graded_tests(lab: str) -> list[tuple[str, float, bool]]:
+    """(grade_id, points, hidden) of every graded test cell of the lab, in notebook order."""
+    out = []
+    for cell in nbs.read(settings.solution_notebook(lab)).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and meta.get("points"):
+            out.append((meta["grade_id"], float(meta["points"]), "BEGIN HIDDEN TESTS" in cell.source))
+    return out
+
+
+def read_grades(lab: str, out: Path, course: Path) -> list[LearnerGrade]:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    path = out / "grades.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run `make grade LAB={lab}` first (export reads its results)")
+    with path.open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if not r["status"].startswith("unknown student")]
+    learners = []
+    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
+        for row in rows:
+            learner = LearnerGrade(row)
+            try:
+                sub = gb.find_submission_notebook(lab, lab, row["student_id"])
+            except MissingEntry:
+                sub = None
+            if sub is not None and row["status"].startswith("graded"):
+                learner.tests = {g.name: float(g.score or 0.0) for g in sub.grades if g.cell_type == "code"}
+            learners.append(learner)
+    return learners
+
+
+def write_tests_csv(lab: str, learners: list[LearnerGrade], path: Path) -> Path:
+    tests = [t for t, _, _ in graded_tests(lab)]
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        head = list(learners[0].row) if learners else ["student_id"]
+        w.writerow(head + tests)
+        for learner in learners:
+            w.writerow([learner.row.get(c, "") for c in head] + [f"{learner.tests.get(t, 0.0):g}" for t in tests])
+    return path
+
+
+def write_canvas_csv(lab: str, learners: list[LearnerGrade], path: Path, column: str | None = None) -> Path:
+    column = column or lab
+    points = sum(p for _, p, _ in graded_tests(lab))
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CANVAS_IDENTITY + [column])
+        w.writerow(["    Points Possible", "", "", "", "", f"{points:g}"])
+        for learner in learners:
+            r = learner.row
+            name = ", ".join(x for x in (r.get("last_name", ""), r.get("first_name", "")) if x) or r["student_id"]
+            w.writerow([name, "", r["student_id"], r.get("email", ""), "", r["score"]])
+    return path
+
+
+def gradescope_results(lab: str, learner: LearnerGrade) -> dict:
+    """Gradescope's results.json for one learner: the final score, and every test with its visibility."""
+    r = learner.row
+    tests = []
+    for number, (grade_id, points, hidden) in enumerate(graded_tests(lab), 1):
+        score = learner.tests.get(grade_id, 0.0)
+        tests.append({"name": grade_id, "number": str(number), "score": score, "max_score": points,
+                      "status": "passed" if score >= points else "failed",
+                      "visibility": "after_published" if hidden else "visible",
+                      "output": "" if score >= points else "see your feedback page for what was expected"})
+    notes = [f"status: {r['status']}"]
+    if float(r.get("late_penalty") or 0):
+        notes.append(f"late penalty {r['late_penalty']} ({r.get('hours_late', '')} h late)")
+    return {"score": float(r["score"]), "output": "; ".join(notes), "visibility": "visible",
+            "stdout_visibility": "hidden", "tests": tests}
+
+
+def check_gradescope_results(data: dict) -> list[str]:
+    """What in `data` breaks Gradescope's documented results.json format (empty: nothing)."""
+    problems = []
+    if not isinstance(data, dict):
+        return ["the top level is not an object"]
+    if "score" not in data and not all("score" in t for t in data.get("tests", [])):
+        problems.append("no top-level score and a test without one")
+    for key, kind in [("score", (int, float)), ("execution_time", (int, float)), ("output", str),
+                      ("visibility", str), ("stdout_visibility", str), ("tests", list)]:
+        if key in data and not isinstance(data[key], kind):
+            problems.append(f"{key} is a {type(data[key]).__name__}")
+    for key in ("visibility", "stdout_visibility"):
+        if key in data and data[key] not in GRADESCOPE_VISIBILITY:
+            problems.append(f"{key} {data[key]!r} is not one of {sorted(GRADESCOPE_VISIBILITY)}")
+    for i, t in enumerate(data.get("tests", [])):
+        for key, kind in [("score", (int, float)), ("max_score", (int, float)), ("name", str), ("number", str),
+                          ("output", str), ("visibility", str), ("status", str)]:
+            if key in t and not isinstance(t[key], kind):
+                problems.append(f"tests[{i}].{key} is a {type(t[key]).__name__}")
+        if t.get("visibility", "visible") not in GRADESCOPE_VISIBILITY:
+            problems.append(f"tests[{i}].visibility {t['visibility']!r} is not a Gradescope visibility")
+        if t.get("status", "passed") not in ("passed", "failed"):
+            problems.append(f"tests[{i}].status {t['status']!r} is neither passed nor failed")
+    return problems
+
+
+def write_gradescope(lab: str, learners: list[LearnerGrade], folder: Path) -> Path:
+    for learner in learners:
+        data = gradescope_results(lab, learner)
+        problems = check_gradescope_results(data)
+        if problems:
+            raise ValueError(f"results.json for {learner.student_id} breaks Gradescope's format: {problems}")
+        dest = folder / learner.student_id / "results.json"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(json.dumps(data, indent=1) + "\n")
+    return folder
+
+
+def export_command(lab: str, fmt: str, out: Path | None = None, course: Path | None = None,
+                   canvas_column: str | None = None) -> int:
+    out = (out or settings.GRADES / lab).absolute()
+    course = (course or settings.GRADING_COURSE).absolute()
+    try:
+        learners = read_grades(lab, out, course)
+    except FileNotFoundError as e:
+        print(str(e))
+        return 2
+    if fmt == "csv":
+        dest = write_tests_csv(lab, learners, out / "tests.csv")
+    elif fmt == "canvas":
+        dest = write_canvas_csv(lab, learners, out / "canvas.csv", canvas_column)
+    else:
+        dest = write_gradescope(lab, learners, out / "gradescope")
+    review = [x.student_id for x in learners if x.row.get("needs_review") == "yes"]
+    print(f"wrote {dest} ({len(learners)} learner(s))")
+    if review:
+        print(f"before importing, look at the rows grades.csv marks needs_review: {', '.join(review)}")
+    return 0
