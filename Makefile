@@ -39,7 +39,7 @@ export COURSE_DEVICE := $(DEVICE)
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-16s %s\n", $$1, $$2}'
-	@echo "  variables: TORCH=<version> DEVICE=cpu|cuda JOBS=<n> LAB=<lab-id> SUBMISSIONS=<dir> OUT=<dir>"
+	@echo "  variables: TORCH=<version> DEVICE=cpu|cuda JOBS=<n> LAB=<lab-id> SUBMISSIONS=<dir> OUT=<dir> WEEKS=1-3"
 
 setup: ## build .venv/ once (rebuilt when requirements.txt changes) and register its kernel
 	@$(PYTHON3) -m coursetools.venv --venv $(VENV) --requirements requirements.txt --root . $(if $(TORCH),--torch $(TORCH))
@@ -99,8 +99,8 @@ bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial n
 demo: setup ## write the demo class (a few generated hand-ins per lab) to build/demo/
 	$(PY) -m coursetools demo
 
-student-dist: setup ## write the learners' tree (no answers, no hidden tests) to build/student/
-	$(PY) -m coursetools student-dist
+student-dist: setup ## write the learners' tree (no answers, no hidden tests) to build/student/; WEEKS=1-3 releases those weeks
+	$(PY) -m coursetools student-dist $(if $(WEEKS),--weeks "$(WEEKS)")
 
 screenshots: setup browser-deps ## rerun the browser test and copy the README's screenshots into docs/images/
 	$(PY) -m pytest tests/test_browser.py -x -q

@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("clean-notebooks", help="strip outputs and execution counts from committed notebooks")
     d = sub.add_parser("student-dist", help="write the learners' tree to build/student/")
     d.add_argument("--dest", type=Path, default=settings.STUDENT_DIST)
+    d.add_argument("--weeks", help="release these weeks only: 1-3, 1,2,5 (default: every week)")
     a = p.parse_args(argv)
 
     if a.cmd == "lint":
@@ -86,8 +87,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"cleaned {path.relative_to(settings.ROOT)}")
         return 0
     if a.cmd == "student-dist":
-        from coursetools.student_dist import build
-        print(f"wrote {build(a.dest)}")
+        from coursetools.student_dist import build, parse_weeks
+        try:
+            weeks = parse_weeks(a.weeks)
+        except ValueError as e:
+            print(e, file=sys.stderr)
+            return 2
+        print(f"wrote {build(a.dest, weeks)}" + (f" (weeks {a.weeks})" if weeks else ""))
         return 0
     return 2
 

@@ -1,8 +1,13 @@
 """The learners' tree: what `make student-dist` writes to build/student/.
 
 It holds the walkthroughs, the generated labs, the support package, the
-environment files and a small Makefile (`make lab`, `make validate`); `leaks`
+environment files and a small Makefile (`make lab`, `make validate`, `make update`); `leaks`
 proves it holds no answer, no hidden test and no path into solutions/.
+
+A term releases it in stages: `make student-dist WEEKS=1-3` holds weeks 1 to 3 only (their
+walkthroughs and labs; the landing page and labkit always). Push each stage to the learners'
+repository; a learner's `make update` (labkit/update.py) brings the new weeks and any errata into
+their checkout without touching their answers.
 """
 
 from __future__ import annotations
@@ -17,25 +22,77 @@ from autograder import settings
 TEMPLATE = Path(__file__).parent / "student_template"
 
 
-def build(dest: Path = settings.STUDENT_DIST) -> Path:
+def parse_weeks(text: str | None) -> set[int] | None:
+    """`1-3`, `1,2,5`, `1-3,7` -> the week numbers; None or empty: every week."""
+    if not text:
+        return None
+    weeks = set()
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        if not m or (m.group(2) and int(m.group(2)) < int(m.group(1))):
+            raise ValueError(f"WEEKS={text!r}: write week numbers and ranges, such as 1-3 or 1,2,5")
+        weeks |= set(range(int(m.group(1)), int(m.group(2) or m.group(1)) + 1))
+    return weeks
+
+
+def week_of(name: str) -> int | None:
+    """weekNN-... and labNN-... -> NN; anything else (the landing page) belongs to no week."""
+    m = re.match(r"(?:week|lab)(\d+)-", name)
+    return int(m.group(1)) if m else None
+
+
+def released(name: str, weeks: set[int] | None) -> bool:
+    week = week_of(name)
+    return weeks is None or week is None or week in weeks
+
+
+def build(dest: Path = settings.STUDENT_DIST, weeks: set[int] | None = None) -> Path:
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "*.pyc")
-    shutil.copytree(settings.COURSE, dest / "course", ignore=ignore)
-    shutil.copytree(settings.LABS, dest / "labs", ignore=ignore)
+    unreleased = shutil.ignore_patterns(*[p.name for p in [*settings.COURSE.iterdir(), *settings.LABS.iterdir()]
+                                          if not released(p.name, weeks)])
+
+    def skip(folder, names):
+        return set(ignore(folder, names)) | set(unreleased(folder, names))
+
+    shutil.copytree(settings.COURSE, dest / "course", ignore=skip)
+    shutil.copytree(settings.LABS, dest / "labs", ignore=skip)
+    if weeks is not None:
+        _unlink_unreleased(dest / "course", weeks)
     shutil.copytree(settings.LABKIT, dest / "labkit", ignore=ignore)
     (dest / "tools").mkdir()
     shutil.copy(Path(__file__).parent / "venv.py", dest / "tools" / "venv.py")
+    shutil.copy(Path(__file__).parent / "update.py", dest / "tools" / "update.py")
     for name in ("requirements.txt", "environment.yml"):
         shutil.copy(settings.ROOT / name, dest / name)
     shutil.copy(TEMPLATE / "Makefile", dest / "Makefile")
     config = (TEMPLATE / "nbgrader_config.py").read_text().replace("{ignore}", settings.IGNORE_STDERR)
     (dest / "nbgrader_config.py").write_text(config)
-    (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.ipynb_checkpoints/\n")
-    readme = (TEMPLATE / "README.md").read_text() + week_list() + "\n"
+    (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.ipynb_checkpoints/\n.update-backups/\n")
+    readme = (TEMPLATE / "README.md").read_text() + week_list(weeks) + "\n"
     (dest / "README.md").write_text(readme)
     return dest
+
+
+WEEK_ROW = re.compile(r"^\| *(\d+) *\| *\[(?P<title>[^\]]+)\]\([^)]*\) *\|.*\|$", re.M)
+
+
+def _unlink_unreleased(course: Path, weeks: set[int]) -> None:
+    """The landing page's rows of weeks not released yet keep their titles and lose their (broken) links."""
+    for path in course.glob("*.ipynb"):
+        nb = nbs.read(path)
+        changed = False
+        for cell in nb.cells:
+            if cell.cell_type != "markdown":
+                continue
+            new = WEEK_ROW.sub(lambda m: m.group(0) if int(m.group(1)) in weeks else
+                               f"| {m.group(1)} | {m.group('title')} (not released yet) | |", cell.source)
+            changed |= new != cell.source
+            cell.source = new
+        if changed:
+            nbs.write(nb, path)
 
 
 def title(path: Path) -> str:
@@ -47,10 +104,12 @@ def title(path: Path) -> str:
     return path.stem
 
 
-def week_list() -> str:
+def week_list(weeks: set[int] | None = None) -> str:
     labs = {lab.split("-", 1)[0].replace("lab", ""): lab for lab in settings.labs()}
     lines = []
     for path in settings.course_notebooks():
+        if not released(path.name, weeks):
+            continue
         num = path.stem.split("-", 1)[0].replace("week", "")
         lab = labs.get(num)
         lab_text = f", lab `labs/{lab}/{lab}.ipynb`" if lab else ""

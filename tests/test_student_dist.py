@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -158,3 +160,94 @@ def test_lab_folders_hold_only_their_notebooks():
         extra = sorted(str(p.relative_to(settings.ROOT)) for p in root.glob("*/*")
                        if p.is_file() and p.suffix != ".ipynb" and p.name not in data_files)
         assert not extra, f"files beside the lab notebooks: {extra}"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=course", "-c", "user.email=course@example.org", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout
+
+
+def _publish(stage: Path, release: Path, message: str) -> None:
+    """The instructor's push: the learners' repository's files become `stage`'s."""
+    for p in release.iterdir():
+        if p.name != ".git":
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    shutil.copytree(stage, release, dirs_exist_ok=True)
+    _git(release, "add", "-A")
+    _git(release, "commit", "-qm", message)
+    _git(release, "push", "-q", "origin", "HEAD:main")
+
+
+def _edit_cell(path: Path, grade_id: str, edit) -> None:
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+    cell["source"] = edit("".join(cell["source"]))
+    path.write_text(json.dumps(nb, indent=1))
+
+
+def _cells(path: Path) -> list[tuple[str | None, str]]:
+    return [(c["metadata"].get("nbgrader", {}).get("grade_id"), "".join(c["source"]))
+            for c in json.loads(path.read_text())["cells"]]
+
+
+def test_staged_release_and_make_update_keep_the_learners_work(tmp_path):
+    """WEEKS=1-2, then WEEKS=1-3 with errata in lab 1 and weeks 1 and 2: the learner's update brings week 3
+    and the errata, keeps their answer and their own cell, keeps a walkthrough they changed (the release's
+    copy goes to the backups), and moves git on so that `git status` shows only their own changes."""
+    from coursetools.student_dist import build, parse_weeks
+
+    assert parse_weeks("1-3,7") == {1, 2, 3, 7} and parse_weeks("") is None
+    with pytest.raises(ValueError):
+        parse_weeks("3-1")
+    origin, release, learner = tmp_path / "origin.git", tmp_path / "release", tmp_path / "learner"
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    _git(tmp_path, "init", "-q", "-b", "main", str(release))
+    _git(release, "remote", "add", "origin", str(origin))
+    stage1 = build(tmp_path / "stage1", parse_weeks("1-2"))
+    assert sorted(p.name for p in (stage1 / "labs").iterdir()) == ["lab01-strides", "lab02-dispatcher"]
+    assert "(not released yet)" in (stage1 / "course" / "START-HERE.ipynb").read_text()
+    assert "week03" not in (stage1 / "README.md").read_text()
+    _publish(stage1, release, "weeks 1-2")
+    _git(tmp_path, "clone", "-q", str(origin), str(learner))
+
+    # the learner answers a cell, adds a scratch cell after it, and changes a walkthrough
+    lab = learner / "labs" / LAB / f"{LAB}.ipynb"
+    _edit_cell(lab, "contiguous_strides", lambda s: s.replace("raise NotImplementedError()", "return ('mine',)"))
+    nb = json.loads(lab.read_text())
+    at = next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("nbgrader", {}).get("grade_id")
+              == "contiguous_strides")
+    nb["cells"].insert(at + 1, {"cell_type": "code", "metadata": {}, "source": "my_scratch = 1", "outputs": [],
+                                "execution_count": None})
+    lab.write_text(json.dumps(nb, indent=1))
+    week1 = learner / "course" / "week01-strides.ipynb"
+    week1.write_text(week1.read_text().replace('"metadata": {', '"metadata": {"learner_note": 1, ', 1))
+
+    # the instructor releases week 3, with an erratum in lab 1's instructions and tests and in week 2
+    stage2 = build(tmp_path / "stage2", parse_weeks("1-3"))
+    intro_id = next(g for g, s in _cells(stage2 / "labs" / LAB / f"{LAB}.ipynb") if g and s.startswith("# "))
+    _edit_cell(stage2 / "labs" / LAB / f"{LAB}.ipynb", intro_id, lambda s: s + "\n\nERRATUM: corrected.")
+    _edit_cell(stage2 / "labs" / LAB / f"{LAB}.ipynb", "test_contiguous_strides", lambda s: s + "\n# fixed test")
+    week2 = stage2 / "course" / "week02-dispatcher.ipynb"
+    week2.write_text(week2.read_text().replace("torch.add", "torch.add ", 1))
+    new_week1 = stage2 / "course" / "week01-strides.ipynb"  # changed by the learner too: theirs stays
+    new_week1.write_text(new_week1.read_text().replace('"metadata": {', '"metadata": {"erratum": 1, ', 1))
+    _publish(stage2, release, "week 3, lab 1 erratum")
+
+    out = subprocess.run([sys.executable, "tools/update.py"], cwd=learner, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (learner / "labs" / "lab03-autograd" / "lab03-autograd.ipynb").is_file(), out.stdout
+    cells = _cells(lab)
+    ids = [g for g, _ in cells]
+    answer = dict((g, s) for g, s in cells if g)["contiguous_strides"]
+    assert "return ('mine',)" in answer, "the learner's answer is kept"
+    assert cells[ids.index("contiguous_strides") + 1] == (None, "my_scratch = 1"), "their own cell stays in place"
+    assert dict((g, s) for g, s in cells if g)[intro_id].endswith("ERRATUM: corrected.")
+    assert dict((g, s) for g, s in cells if g)["test_contiguous_strides"].endswith("# fixed test")
+    assert "torch.add " in (learner / "course" / "week02-dispatcher.ipynb").read_text(), "an untouched file updates"
+    assert '"learner_note": 1' in week1.read_text() and "erratum" not in week1.read_text(), "their change stays"
+    backups = list((learner / ".update-backups").rglob("week01-strides.ipynb.release"))
+    assert backups, out.stdout
+    status = _git(learner, "status", "--porcelain").split("\n")
+    assert sorted(s[3:] for s in status if s) == ["course/week01-strides.ipynb", f"labs/{LAB}/{LAB}.ipynb"], status
+    again = subprocess.run([sys.executable, "tools/update.py"], cwd=learner, capture_output=True, text=True)
+    assert again.returncode == 0 and again.stdout.strip() == "already up to date", again.stdout + again.stderr
