@@ -35,7 +35,7 @@ export COURSE_DEVICE := $(DEVICE)
 .DEFAULT_GOAL := help
 
 .PHONY: help setup sandbox-deps browser-deps lab test lint release solutions quality grade demo student-dist \
-  screenshots clean-notebooks clean gpu-check export
+  screenshots clean-notebooks clean gpu-check export release-feedback
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -88,6 +88,10 @@ grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSION
 
 gpu-check: ## on a CUDA machine: run every solution's cells with DEVICE=cuda in its own python3 (no .venv); LAB=<id> for one
 	$(PYTHON3) -m coursetools.gpu_run $(LAB)
+
+release-feedback: setup ## after make grade (and formgrader): make release-feedback LAB=<lab-id> [OUT=<dir>]: pages, zips, the exchange
+	@test -n "$(LAB)" || { echo "usage: make release-feedback LAB=<lab-id> [OUT=<dir>] [COURSE=<dir>]"; exit 2; }
+	$(PY) -m autograder release-feedback --lab $(LAB) $(if $(OUT),--out "$(OUT)") $(if $(COURSE),--course "$(COURSE)")
 
 export: setup ## after make grade: make export LAB=<lab-id> FORMAT=csv|canvas|gradescope [OUT=<dir>] (LMS imports)
 	@test -n "$(LAB)" -a -n "$(FORMAT)" || { echo "usage: make export LAB=<lab-id> FORMAT=csv|canvas|gradescope [OUT=<dir>] [COURSE=<dir>]"; exit 2; }

@@ -1,5 +1,5 @@
-"""`python -m autograder grade ...`: `make grade`; `python -m autograder export ...`: `make export`. The course's other
-tooling is `python -m coursetools`."""
+"""`python -m autograder grade ...`: `make grade`; `... release-feedback`: `make release-feedback`; `... export`:
+`make export`. The course's other tooling is `python -m coursetools`."""
 
 from __future__ import annotations
 
@@ -31,6 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--out", type=Path, help="the grade run's folder (default: build/grades/<lab>)")
     e.add_argument("--course", type=Path, help="the nbgrader course folder (default: build/course)")
     e.add_argument("--canvas-column", help='the Canvas assignment column, "Name (id)" (default: the lab id)')
+    r = sub.add_parser("release-feedback", help="feedback pages to learners: re-rendered from the gradebook, one zip "
+                                                "per learner, and through the nbgrader exchange")
+    r.add_argument("--lab", required=True)
+    r.add_argument("--out", type=Path, help="the grade run's folder (default: build/grades/<lab>)")
+    r.add_argument("--course", type=Path, help="the nbgrader course folder (default: build/course)")
+    r.add_argument("--exchange-root", help="nbgrader's exchange folder (default: nbgrader_config.py's)")
+    r.add_argument("--course-id", help="the course id in the exchange (default: nbgrader_config.py's)")
     a = p.parse_args(argv)
 
     if a.cmd == "grade":
@@ -40,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         return grade_command(a.lab, a.submissions, a.out, a.insecure, a.jobs or None, a.force, a.roster, a.course,
                              a.exchange_root, a.course_id,
                              a.scheduler if a.executor == "dask" else None)
+    if a.cmd == "release-feedback":
+        from autograder.feedback import release_feedback
+        return release_feedback(a.lab, a.out, a.course, a.exchange_root, a.course_id)
     if a.cmd == "export":
         from autograder.export import export_command
         return export_command(a.lab, a.format, a.out, a.course, a.canvas_column)

@@ -69,7 +69,7 @@ def _message(cell, verdict: dict | None, hidden: bool) -> str:
     return ""
 
 
-def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None) -> str:
+def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None, comments: dict | None = None) -> str:
     head = (f"<p><b>Score: {grade.score:g} / {grade.max_score:g}</b>"
             + (f" (late penalty {grade.late_penalty:g}, {grade.hours_late:g} h late)" if grade.late_penalty else "")
             + (f" (with an extension of {grade.extension_hours:g} h)" if grade.extension_hours else "")
@@ -92,10 +92,15 @@ def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None) -> st
                     f"{'passed' if ok else 'failed'}</td><td><pre>{html.escape(msg)}</pre></td></tr>")
     table = ("<table><tr><th>test</th><th>kind</th><th>points</th><th>result</th><th>message</th></tr>"
              + "".join(rows) + "</table>")
+    if comments:  # the instructor's, from formgrader: cell -> comment
+        table += ("<h2>Comments from your instructor</h2><table><tr><th>cell</th><th>comment</th></tr>" + "".join(
+            f"<tr><td>{html.escape(cell)}</td><td><pre>{html.escape(text)}</pre></td></tr>"
+            for cell, text in comments.items()) + "</table>")
     return _page(f"{lab}: feedback for {grade.student_id}", head + table)
 
 
-def write_feedback(lab: str, course: Path, results, dest: Path) -> None:
+def write_feedback(lab: str, course: Path, results, dest: Path, comments: dict | None = None) -> None:
+    """One page per learner in dest/<student_id>/<lab>.html; `comments`: student id -> {cell: comment}."""
     from autograder.run import HandinRun
 
     for g in results:
@@ -105,7 +110,8 @@ def write_feedback(lab: str, course: Path, results, dest: Path) -> None:
             else None
         out = dest / g.student_id / f"{lab}.html"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(feedback_html(lab, g, run.notebook if run else None, run.verdicts if run else None))
+        out.write_text(feedback_html(lab, g, run.notebook if run else None, run.verdicts if run else None,
+                                     (comments or {}).get(g.student_id)))
 
 
 def _png(fig) -> str:

@@ -8,6 +8,7 @@ import html
 import io
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -478,6 +479,54 @@ def test_exchange_hand_ins_are_collected_and_graded(tmp_path):
     assert "collected 1 hand-in(s) from the exchange" in proc.stdout, proc.stdout
     rows = read_grades(out)
     assert rows["ada"]["score"] == rows["ada"]["max_score"] and rows["ada"]["submitted_at"].startswith("2026-09-21")
+
+
+def _nbgrader(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr
+
+
+@needs_bwrap
+def test_feedback_round_trip_through_the_exchange(tmp_path):
+    """A learner submits with nbgrader, the instructor grades from the exchange, comments in formgrader and
+    releases feedback; the learner fetches a page with the score, the comment and no hidden test source.
+    The same run writes one zip per learner for courses without a hub."""
+    from nbgrader.api import Gradebook
+
+    exchange, cache, home = tmp_path / "exchange", tmp_path / "cache", tmp_path / "ada-home"
+    (exchange / "demo-course" / "inbound").mkdir(parents=True)
+    (exchange / "demo-course" / "outbound" / LAB).mkdir(parents=True)  # as nbgrader release_assignment leaves it
+    shutil.copy(settings.student_notebook(LAB), exchange / "demo-course" / "outbound" / LAB / f"{LAB}.ipynb")
+    (home / LAB).mkdir(parents=True)
+    (home / LAB / f"{LAB}.ipynb").write_bytes((DEMO / "ada" / f"{LAB}.ipynb").read_bytes())
+    where = ["--course", "demo-course", "--student", "ada", f"--Exchange.root={exchange}", f"--Exchange.cache={cache}"]
+    _nbgrader(home, "submit", LAB, *where)
+    out = tmp_path / "out"
+    policy = tmp_path / "grading.toml"  # no due date: the submission, made now, is on time
+    policy.write_text("[late]\npenalty_per_day = 0.1\n")
+    grade(out, "--submissions", "exchange", "--exchange-root", str(exchange), "--course-id", "demo-course",
+          policy=policy)
+    full = float(read_grades(out)["ada"]["max_score"])
+    with Gradebook("sqlite:///" + str(out / "course" / "gradebook.db")) as gb:  # what formgrader would write
+        gb.find_comment("broadcast_view", LAB, LAB, "ada").manual_comment = "Neat use of <as_strided>."
+        gb.find_grade("hidden_unfold_windows", LAB, LAB, "ada").manual_score = 1.0  # 3 points by the autograder
+        gb.db.commit()
+    proc = subprocess.run([sys.executable, "-m", "autograder", "release-feedback", "--lab", LAB, "--out", str(out),
+                           "--course", str(out / "course"), "--exchange-root", str(exchange), "--course-id",
+                           "demo-course"], cwd=settings.ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0 and "through the nbgrader exchange: ada" in proc.stdout, proc.stdout + proc.stderr
+    log = _nbgrader(home, "fetch_feedback", LAB, *where)
+    pages = list((home / LAB / "feedback").glob(f"*/{LAB}.html"))
+    assert len(pages) == 1, log
+    page = pages[0].read_text()
+    assert f"Score: {full - 2:g} / {full:g}" in page, "the manual score given after autograding counts"
+    assert "Neat use of &lt;as_strided&gt;." in page, "the instructor's comment, escaped"
+    leaked = [ln for ln in hidden_lines() if ln in page]
+    assert not leaked and "hidden_unfold_windows" in page, leaked[:2]
+    with zipfile.ZipFile(out / "feedback-zips" / "ada.zip") as z:
+        assert z.read(f"{LAB}-feedback.html").decode() == page
 
 
 @needs_bwrap
