@@ -35,7 +35,7 @@ export COURSE_DEVICE := $(DEVICE)
 .DEFAULT_GOAL := help
 
 .PHONY: help setup sandbox-deps browser-deps lab test lint release solutions quality grade demo student-dist \
-  screenshots clean-notebooks clean gpu-check export release-feedback
+  screenshots clean-notebooks clean gpu-check export release-feedback image
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -105,6 +105,9 @@ demo: setup ## write the demo class (a few generated hand-ins per lab) to build/
 
 student-dist: setup ## write the learners' tree (no answers, no hidden tests) to build/student/; WEEKS=1-3 releases those weeks
 	$(PY) -m coursetools student-dist $(if $(WEEKS),--weeks "$(WEEKS)")
+
+image: student-dist ## build and smoke-test the learners' container image (docker/Dockerfile; needs Docker or Podman)
+	$(PY) -m coursetools image
 
 screenshots: setup browser-deps ## rerun the browser test and copy the README's screenshots into docs/images/
 	$(PY) -m pytest tests/test_browser.py -x -q

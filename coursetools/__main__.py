@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("student-dist", help="write the learners' tree to build/student/")
     d.add_argument("--dest", type=Path, default=settings.STUDENT_DIST)
     d.add_argument("--weeks", help="release these weeks only: 1-3, 1,2,5 (default: every week)")
+    sub.add_parser("image", help="build and smoke-test the learners' container image (Docker or Podman)")
     a = p.parse_args(argv)
 
     if a.cmd == "lint":
@@ -86,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
                 nbs.write(clean, path)
                 print(f"cleaned {path.relative_to(settings.ROOT)}")
         return 0
+    if a.cmd == "image":
+        from coursetools import image
+        return image.build()
     if a.cmd == "student-dist":
         from coursetools.student_dist import build, parse_weeks
         try:
