@@ -35,7 +35,8 @@ export COURSE_DEVICE := $(DEVICE)
 .DEFAULT_GOAL := help
 
 .PHONY: help setup sandbox-deps browser-deps lab test lint release solutions quality grade demo student-dist \
-  screenshots clean-notebooks clean gpu-check export release-feedback image
+  screenshots clean-notebooks clean gpu-check export release-feedback image \
+  gradescope-bundle lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -70,6 +71,12 @@ test: setup sandbox-deps browser-deps ## the whole suite: lint, lab quality, cou
 	@if [ "$(DEVICE)" = "cuda" ]; then $(PY) -c "import torch,sys; torch.cuda.is_available() or sys.exit('make test DEVICE=cuda needs a CUDA GPU: torch.cuda.is_available() is False on this machine (torch ' + torch.__version__ + '). Run it on a GPU runner; see README, \"GPU runs\".')"; fi
 	$(PY) -m pytest tests
 
+lock: ## rewrite requirements.lock (every package but torch, with hashes) after editing requirements.txt
+	$(PYTHON3) -m venv .venv-lock && .venv-lock/bin/pip install -q pip-tools==7.6.2
+	.venv-lock/bin/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	  --no-emit-find-links -o build/requirements.compiled requirements.txt
+	$(PYTHON3) -m coursetools.venv --finish-lock build/requirements.compiled --requirements requirements.txt
+
 lint: setup ## notebooks follow the lab contract; ruff on Python files
 	$(PY) -m coursetools lint
 
@@ -96,6 +103,10 @@ release-feedback: setup ## after make grade (and formgrader): make release-feedb
 export: setup ## after make grade: make export LAB=<lab-id> FORMAT=csv|canvas|gradescope [OUT=<dir>] (LMS imports)
 	@test -n "$(LAB)" -a -n "$(FORMAT)" || { echo "usage: make export LAB=<lab-id> FORMAT=csv|canvas|gradescope [OUT=<dir>] [COURSE=<dir>]"; exit 2; }
 	$(PY) -m autograder export --lab $(LAB) --format $(FORMAT) $(if $(OUT),--out "$(OUT)") $(if $(COURSE),--course "$(COURSE)") $(if $(CANVAS_COLUMN),--canvas-column "$(CANVAS_COLUMN)")
+
+gradescope-bundle: setup ## build/gradescope/<lab>.zip: this course's grader as a Gradescope autograder (LAB=<lab-id>)
+	@test -n "$(LAB)" || { echo "usage: make gradescope-bundle LAB=<lab-id>"; exit 2; }
+	$(PY) -m autograder gradescope-bundle --lab $(LAB)
 
 bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial nbgrader vs make grade end to end (warm and cold sandbox)
 	$(PY) -m coursetools bench-grade --jobs $(JOBS)

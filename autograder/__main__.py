@@ -38,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--course", type=Path, help="the nbgrader course folder (default: build/course)")
     r.add_argument("--exchange-root", help="nbgrader's exchange folder (default: nbgrader_config.py's)")
     r.add_argument("--course-id", help="the course id in the exchange (default: nbgrader_config.py's)")
+    gs = sub.add_parser("gradescope", help="inside Gradescope's autograder: grade /autograder/submission")
+    gs.add_argument("--lab", required=True)
+    gs.add_argument("--root", type=Path, default=Path("/autograder"), help="Gradescope's folder (tests: a copy)")
+    gb = sub.add_parser("gradescope-bundle", help="the autograder zip for Gradescope's configuration page")
+    gb.add_argument("--lab", required=True)
     a = p.parse_args(argv)
 
     if a.cmd == "grade":
@@ -50,6 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "release-feedback":
         from autograder.feedback import release_feedback
         return release_feedback(a.lab, a.out, a.course, a.exchange_root, a.course_id)
+    if a.cmd == "gradescope":
+        from autograder.gradescope import run
+        return run(a.lab, a.root)
+    if a.cmd == "gradescope-bundle":
+        from autograder.gradescope import bundle
+        print(f"wrote {bundle(a.lab)}: upload it on Gradescope's Configure Autograder page")
+        return 0
     if a.cmd == "export":
         from autograder.export import export_command
         return export_command(a.lab, a.format, a.out, a.course, a.canvas_column)

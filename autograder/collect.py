@@ -40,8 +40,6 @@ from dateutil import parser as dateparser
 from autograder import settings
 from autograder.sandbox import remove_tree
 
-POLICY_FILE = settings.POLICY_FILE
-
 
 @dataclass
 class Policy:
@@ -74,9 +72,10 @@ class Policy:
         return min(self.max_penalty, self.penalty_per_day * days), late_s / 3600
 
 
-def load_policy(path: Path = POLICY_FILE) -> Policy:
-    """grading.toml as a Policy. The instructor's own file: a time zone, due date or zip regex it cannot use is a
-    ValueError that names it."""
+def load_policy(path: Path | None = None) -> Policy:
+    """grading.toml (or COURSE_GRADING_TOML's file) as a Policy. The instructor's own file: a time zone, due date
+    or zip regex it cannot use is a ValueError that names it."""
+    path = path or settings.policy_file()
     if not path.exists():
         return Policy()
     data = tomllib.loads(path.read_text())

@@ -17,8 +17,12 @@ EXPLOITS = FIXTURES / "exploits"  # hostile hand-ins against lab 1
 DEMO_CLASS = FIXTURES / "demo"  # the committed demo class that `make grade` grades by default
 NBGRADER_CONFIG = ROOT / "nbgrader_config.py"
 # The grading policy (due dates, late penalty, extensions, roster); COURSE_GRADING_TOML points at another one
-# (a term's own copy, or a test's), for `make grade` and the nbgrader process it starts alike.
-POLICY_FILE = Path(os.environ.get("COURSE_GRADING_TOML") or ROOT / "grading.toml")
+# (a term's own copy, a test's, Gradescope's), for `make grade` and the nbgrader process it starts alike.
+POLICY_FILE = ROOT / "grading.toml"
+
+
+def policy_file() -> Path:
+    return Path(os.environ.get("COURSE_GRADING_TOML") or POLICY_FILE)
 BUILD = ROOT / "build"
 EXECUTED = BUILD / "executed"  # papermill outputs of solutions and course notebooks
 CPP_PCH = BUILD / "cpp-pch"  # the precompiled C++ headers lab 14's builds start from (read-only in sandboxes)

@@ -65,7 +65,7 @@ def build(dest: Path = settings.STUDENT_DIST, weeks: set[int] | None = None) -> 
     (dest / "tools").mkdir()
     shutil.copy(Path(__file__).parent / "venv.py", dest / "tools" / "venv.py")
     shutil.copy(Path(__file__).parent / "update.py", dest / "tools" / "update.py")
-    for name in ("requirements.txt", "environment.yml"):
+    for name in ("requirements.txt", "requirements.lock", "environment.yml"):
         shutil.copy(settings.ROOT / name, dest / name)
     shutil.copy(TEMPLATE / "Makefile", dest / "Makefile")
     config = (TEMPLATE / "nbgrader_config.py").read_text().replace("{ignore}", settings.IGNORE_STDERR)

@@ -2,11 +2,17 @@
 
     python3 -m coursetools.venv --venv .venv [--torch 2.14.1] [--root .]
 
-Creates the venv once, and again (from clean) when requirements.txt, the torch
-override or this file change: a stamp inside the venv holds their hash. Then it
+Creates the venv once, and again (from clean) when requirements.txt, requirements.lock, the
+torch override or this file change: a stamp inside the venv holds their hash. Then it
 registers the venv's kernel as `python3` inside the venv, so papermill and
 nbgrader never pick a system Python, and puts the course root on the venv's
 path so `import labkit` works in every kernel.
+
+requirements.lock (`make lock`) pins every package the course installs, with hashes, except torch:
+which torch wheel is right depends on the machine (PyPI's Linux wheel is the CUDA build, a CPU
+machine takes the CPU wheel of the same version), so torch is installed first from
+requirements.txt's pin, then everything else from the lock with `--require-hashes`. A lock that
+was not made from the current requirements.txt is not used (the build says so).
 """
 
 from __future__ import annotations
@@ -21,12 +27,43 @@ import time
 from pathlib import Path
 
 STAMP = ".course-stamp"
+LOCK_HEADER = "# requirements.txt sha256: "  # the first line of requirements.lock: what it was compiled from
 PINNED_ELSEWHERE = re.compile(r"^\s*(torch|triton)\s*(==|;|$)", re.I)
+
+
+def lock_of(requirements: Path) -> Path:
+    return requirements.with_name("requirements.lock")
+
+
+def lock_is_current(requirements: Path) -> bool:
+    lock = lock_of(requirements)
+    if not lock.is_file():
+        return False
+    first = lock.read_text().split("\n", 1)[0]
+    return first == LOCK_HEADER + hashlib.sha256(requirements.read_bytes()).hexdigest()
+
+
+def finish_lock(compiled: Path, requirements: Path, lock: Path) -> None:
+    """pip-compile's output as requirements.lock: its header names the requirements it came from, and the
+    machine's own index lines and torch's entry (machine-specific, see above) are left out."""
+    out, skipping = [], False
+    for line in compiled.read_text().splitlines():
+        if re.match(r"^--(extra-index-url|index-url|find-links)\b", line):
+            continue
+        if re.match(r"^[A-Za-z0-9]", line):
+            skipping = bool(re.match(r"^torch==", line))
+        if not skipping:
+            out.append(line)
+    header = [LOCK_HEADER + hashlib.sha256(requirements.read_bytes()).hexdigest(),
+              "# Every package but torch, with hashes: `make lock` writes this file from requirements.txt."]
+    lock.write_text("\n".join(header + out) + "\n")
 
 
 def stamp_of(requirements: Path, torch: str) -> str:
     h = hashlib.sha256()
     h.update(requirements.read_bytes())
+    if lock_of(requirements).is_file():
+        h.update(lock_of(requirements).read_bytes())
     h.update(torch.encode())
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()
@@ -70,7 +107,13 @@ def build(venv: Path, requirements: Path, root: Path, torch: str = "") -> None:
         if not wants_triton:  # a CPU wheel: install the course's pinned triton for the interpreter
             pinned = [ln for ln in requirements.read_text().splitlines() if ln.strip().startswith("triton")]
             run(pip + pinned)
+    elif lock_is_current(requirements):
+        pins = [ln.strip() for ln in requirements.read_text().splitlines() if re.match(r"^\s*torch\s*==", ln)]
+        run(pip + pins)  # this machine's wheel of the pinned torch, with its own dependencies
+        run(pip + ["--require-hashes", "--no-deps", "-r", str(lock_of(requirements))])
     else:
+        if lock_of(requirements).is_file():
+            print(f"{lock_of(requirements)} was made from another requirements.txt: not used (run make lock)")
         run(pip + ["-r", str(requirements)])
     run([str(python), "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3",
          "--display-name", "Python 3 (ipykernel)"])
@@ -85,7 +128,11 @@ def main() -> int:
     p.add_argument("--requirements", type=Path, default=Path("requirements.txt"))
     p.add_argument("--root", type=Path, default=Path("."))
     p.add_argument("--torch", default="")
+    p.add_argument("--finish-lock", type=Path, metavar="COMPILED", help="turn pip-compile's output into the lock")
     a = p.parse_args()
+    if a.finish_lock:
+        finish_lock(a.finish_lock, a.requirements, lock_of(a.requirements))
+        return 0
     build(a.venv, a.requirements, a.root, a.torch)
     return 0
 

@@ -65,7 +65,7 @@ def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
     # the course's policy, plus an extension: max (3 started days late) has one extra day
     policy = out / "grading.toml"
-    text = settings.POLICY_FILE.read_text().replace('roster = "students.csv"', "")
+    text = settings.policy_file().read_text().replace('roster = "students.csv"', "")
     assert "\n[extensions]\n" in text, "grading.toml has an [extensions] table"
     policy.write_text(text.replace("\n[extensions]\n", f'\n[extensions]\n"{LAB}" = {{ max = "1d" }}\n'))
     proc = grade(out, policy=policy)  # no SUBMISSIONS: the embedded demo class
@@ -527,6 +527,33 @@ def test_feedback_round_trip_through_the_exchange(tmp_path):
     assert not leaked and "hidden_unfold_windows" in page, leaked[:2]
     with zipfile.ZipFile(out / "feedback-zips" / "ada.zip") as z:
         assert z.read(f"{LAB}-feedback.html").decode() == page
+
+
+@needs_bwrap
+def test_gradescope_bundle_and_a_submission_graded_in_its_layout(tmp_path):
+    """make gradescope-bundle's zip holds what Gradescope runs; run_autograder's command, given Gradescope's
+    folder layout, writes a results.json in Gradescope's format with the course's own scores."""
+    from autograder import export, gradescope
+
+    bundle = gradescope.bundle(LAB, tmp_path / "bundle" / f"{LAB}.zip")
+    with zipfile.ZipFile(bundle) as z:
+        names = set(z.namelist())
+        assert {"setup.sh", "run_autograder", "source/Makefile", f"source/solutions/{LAB}/{LAB}.ipynb"} <= names
+        assert z.getinfo("run_autograder").external_attr >> 16 & 0o111, "run_autograder must be executable"
+        assert f"-m autograder gradescope --lab {LAB}" in z.read("run_autograder").decode()
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    shutil.copy(DEMO / "eli" / f"{LAB}.ipynb", root / "submission" / f"{LAB}.ipynb")
+    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "eli@example.org", "sid": "eli"}]}))
+    proc = subprocess.run([sys.executable, "-m", "autograder", "gradescope", "--lab", LAB, "--root", str(root)],
+                          cwd=settings.ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert not export.check_gradescope_results(data), export.check_gradescope_results(data)
+    scores = {t["name"]: (t["score"], t["visibility"]) for t in data["tests"]}
+    assert scores["hidden_broadcast_view"] == (0.0, "after_published"), "eli's mutant fails the hidden test"
+    assert scores["test_contiguous_strides"] == (1.0, "visible")
+    assert data["score"] == sum(t["score"] for t in data["tests"]) < sum(t["max_score"] for t in data["tests"])
 
 
 @needs_bwrap

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -42,3 +43,21 @@ def test_device_cuda_on_a_cpu_machine_stops_with_a_reason():
                                                                "PATH": "/usr/bin:/bin"})
     assert proc.returncode != 0
     assert "needs a CUDA GPU" in proc.stderr + proc.stdout, proc.stdout + proc.stderr
+
+
+def test_lock_pins_every_requirement_but_torch_with_hashes():
+    """requirements.lock (make lock) is made from this requirements.txt and is what make setup installs."""
+    req = settings.ROOT / "requirements.txt"
+    assert venv.lock_is_current(req), "requirements.lock was made from another requirements.txt: run `make lock`"
+    lock = venv.lock_of(req).read_text()
+    entries = re.findall(r"^([A-Za-z0-9_.-]+)==([^ ;\\]+)(.*?)(?=^[A-Za-z0-9]|\Z)", lock, re.M | re.S)
+    pinned = {name.lower().replace("_", "-"): (version, body) for name, version, body in entries}
+    assert "torch" not in pinned, "torch's wheel depends on the machine: it is installed from requirements.txt"
+    for line in req.read_text().splitlines():
+        m = re.match(r"^([A-Za-z0-9_.-]+)==([^ ;#]+)", line.strip())
+        if m and m.group(1) != "torch":
+            name = m.group(1).lower().replace("_", "-")
+            assert pinned.get(name, ("",))[0] == m.group(2), f"{name} is not pinned to {m.group(2)} in the lock"
+    assert all("--hash=sha256:" in body for _, body in pinned.values()), "every entry carries its hashes"
+    assert not re.search(r"^--(extra-index-url|index-url|find-links)", lock, re.M), "no machine-specific index"
+    assert len(pinned) > 100, "the whole environment, dependencies included"
