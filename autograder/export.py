@@ -19,6 +19,10 @@ It writes, into the grade run's folder (`build/grades/<lab>/` unless OUT says ot
 Only learners on the roster are exported (an `unknown student` has no LMS row). The Canvas column is
 named after the lab unless `--canvas-column "Lab 7 (12345)"` names an existing assignment (Canvas
 matches "Name (id)"); learners are matched on SIS User ID, which is the course's student id.
+
+For a whole term at once there is also an nbgrader export plug-in, `CanvasExportPlugin`: every lab in
+the gradebook as one Canvas column, straight from nbgrader's own command,
+`nbgrader export --exporter=autograder.export.CanvasExportPlugin --to canvas-term.csv`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from nbgrader.plugins import ExportPlugin
 
 from autograder import notebooks as nbs
 from autograder import settings
@@ -180,3 +186,28 @@ def export_command(lab: str, fmt: str, out: Path | None = None, course: Path | N
     if review:
         print(f"before importing, look at the rows grades.csv marks needs_review: {', '.join(review)}")
     return 0
+
+
+class CanvasExportPlugin(ExportPlugin):
+    """nbgrader's export, in Canvas's Gradebook import layout: one column per lab in the gradebook, scores after
+    the late penalty (manual scores included), one row per student in the gradebook."""
+
+    def export(self, gradebook) -> None:
+        dest = Path(self.to or "canvas.csv")
+        labs = [a for a in gradebook.assignments if not self.assignment or a.name in self.assignment]
+        students = [s for s in gradebook.students if not self.student or s.id in self.student]
+        with dest.open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(CANVAS_IDENTITY + [a.name for a in labs])
+            w.writerow(["    Points Possible", "", "", "", ""] + [f"{a.max_score:g}" for a in labs])
+            for s in students:
+                scores = []
+                for a in labs:
+                    try:
+                        sub = gradebook.find_submission(a.name, s.id)
+                        scores.append(f"{sub.score - sum(nb.late_submission_penalty or 0 for nb in sub.notebooks):g}")
+                    except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: no hand-in, no score yet
+                        scores.append("")
+                name = ", ".join(x for x in (s.last_name, s.first_name) if x) or s.id
+                w.writerow([name, "", s.id, s.email or "", ""] + scores)
+        self.log.info("wrote %s (%d students, %d labs)", dest, len(students), len(labs))

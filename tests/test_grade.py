@@ -156,6 +156,19 @@ def test_lms_exports(demo_run):
             assert (t["name"], t["max_score"]) == (grade_id, points)
             assert t["visibility"] == ("after_published" if hidden else "visible")
     assert export.check_gradescope_results({"tests": [{"name": "x", "visibility": "sometimes"}]})
+    # nbgrader's own export command, through the plug-in: the same Canvas rows for this lab
+    term = out / "canvas-term.csv"
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+           "PYTHONPATH": str(settings.ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--exporter=autograder.export.CanvasExportPlugin",
+                           f"--to={term}", f"--CourseDirectory.root={out / 'course'}",
+                           f"--CourseDirectory.db_url=sqlite:///{out / 'course' / 'gradebook.db'}"],
+                          cwd=out, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with term.open() as f:
+        rows_term = {r[2]: r for r in list(csv.reader(f))[2:]}
+    for sid in ("ada", "eli", "max"):
+        assert rows_term[sid][5] == by_sis[sid][5], (sid, rows_term[sid], by_sis[sid])
 
 
 @needs_bwrap
