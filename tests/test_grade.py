@@ -160,8 +160,9 @@ def test_lms_exports(demo_run):
     term = out / "canvas-term.csv"
     env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
            "PYTHONPATH": str(settings.ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--exporter=autograder.export.CanvasExportPlugin",
-                           f"--to={term}", f"--CourseDirectory.root={out / 'course'}",
+    plugin = "--exporter=autograder.export.CanvasExportPlugin"
+    proc = subprocess.run([sys.executable, "-m", "nbgrader", "export", plugin, f"--to={term}",
+                           f"--CourseDirectory.root={out / 'course'}",
                            f"--CourseDirectory.db_url=sqlite:///{out / 'course' / 'gradebook.db'}"],
                           cwd=out, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
