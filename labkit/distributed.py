@@ -6,7 +6,8 @@
   with a `RankFailure` that names the rank, its error and its last communication calls; the
   children are always killed and reaped, and their process groups destroyed.
 - `record_comm(fn, *args)`: run `fn` and list the communication ops it dispatched
-  (`send`, `recv_`, `allreduce_`, ...) with their peer and payload size.
+  (`send`, `recv_`, `allreduce_`, ...) with their peer and payload size; `comm_log()` does the
+  same for a block and shows the list as it grows (what had started by the middle of a backward).
 - `watch_runs()`: while the block runs, every `run_ranks` call also records the communication
   ops each of its ranks dispatched (`RankRun`); `check_all_reduced` checks that a run's ranks
   really all-reduced the gradients (a one-process simulation starts no rank at all).
@@ -54,7 +55,7 @@ from labkit.testing import LabCheckFailure, check_tensor, fail, not_implemented_
 
 __all__ = ["COLLECTIVE_TIMEOUT_S", "RUN_TIMEOUT_S", "TRIAL_MAGNITUDE", "Comm", "RankFailure", "RankRun",
            "allreduce_trials", "chain_model", "check_all_reduced", "check_allreduce_trials", "check_int_lists",
-           "check_int_table", "record_comm", "run_ranks", "runs_started", "watch_runs"]
+           "check_int_table", "comm_log", "record_comm", "run_ranks", "runs_started", "watch_runs"]
 
 COLLECTIVE_TIMEOUT_S = 10.0  # the process group's timeout: a send/recv/collective waiting longer raises
 RUN_TIMEOUT_S = 60.0  # the whole run, start-up included; past it every rank is killed
@@ -451,6 +452,19 @@ def record_comm(fn: Callable, *args, **kwargs) -> tuple[Any, list[Comm]]:
     with _CommRecorder() as rec:
         out = fn(*args, **kwargs)
     return out, rec.events
+
+
+@contextlib.contextmanager
+def comm_log():
+    """While the block runs, append every communication op dispatched in this process to the list it
+    yields, as it happens (`record_comm` returns them at the end): a test can look at the list in the
+    middle of a backward, e.g. to count the all-reduces started so far.
+
+        with comm_log() as log:
+            loss.backward()   # a hook that reads len(log) sees the ops started until then
+    """
+    with _CommRecorder() as rec:
+        yield rec.events
 
 
 class RankRun(NamedTuple):
