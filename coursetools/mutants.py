@@ -128,14 +128,24 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
             [(run.alternatives, a) for a in load_alternatives(lab)]
         for results, mutant in entries:
             result = MutantResult(mutant.name, mutant.must_fail, ())
+            # A mutant is judged on the tests it names (it is caught when it fails every one of them), so only
+            # those run; an alternative must keep every test's points, so all of them run.
+            # A mutant that passes a test it names runs again on every test, to say where it does fail.
+            keep = [k for k, t in enumerate(tests) if results is run.alternatives or t[0] in mutant.must_fail]
             try:
-                broken, outcomes = _drive(session, mutant.source, tests, answers, limits, names=names)
-                result.broken = broken
                 broken_rules = screen.constraint_failures(answer_cells(nb, mutant))
-                for gid, ok, msg, passed, reason, _ in outcomes:
-                    if gid in broken_rules or not passed:
-                        result.reasons[gid] = broken_rules.get(gid) or (msg if not ok else reason)
-                result.failed = tuple(result.reasons)
+                for subset in (keep, list(range(len(tests)))):
+                    broken, outcomes = _drive(session, mutant.source, [tests[k] for k in subset], answers,
+                                              [limits[k] for k in subset], names=names,
+                                              seeds=[1000 + k for k in subset])
+                    result.broken = broken
+                    result.reasons = {}
+                    for gid, ok, msg, passed, reason, _ in outcomes:
+                        if gid in broken_rules or not passed:
+                            result.reasons[gid] = broken_rules.get(gid) or (msg if not ok else reason)
+                    result.failed = tuple(result.reasons)
+                    if broken or len(subset) == len(tests) or set(mutant.must_fail) <= set(result.failed):
+                        break
             except DeadKernelError:
                 result.crashed = True
                 session.nb = nbs.inject_parameters(nbs.clear_outputs(src), params or {})
@@ -181,7 +191,7 @@ def graded_tests(nb) -> list[tuple[str, str, bool]]:
 # an exception or any stderr output loses the points, stderr matching nbgrader's IgnorePattern
 # is forgiven), then put the right answers back, all in one round trip. Returns JSON on stdout.
 DRIVER = r"""
-def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, limits, mode, max_records):
+def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, limits, mode, max_records, seeds=None):
     import contextlib, io, json, re, signal, sys, time, traceback
     from autograder import sandbox_runner as runner
     ip = get_ipython()
@@ -239,7 +249,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
                 outcomes.append((gid, False, "not run: an earlier test ran past its time", [], 0, 0.0))
                 continue
             t0 = time.perf_counter()
-            msg = run(src, seed=1000 + k, limit=limits[k])
+            msg = run(src, seed=seeds[k] if seeds else 1000 + k, limit=limits[k])
             observed = observer.observed
             obs, cut = observer.take()
             if mode == "baseline" and not msg and (cut or observed > runner.OBSERVED_PER_CELL):
@@ -278,10 +288,12 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
 
 
 def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
-           limits: list[float] | None = None, mode: str = "judge", names: list[str] | None = None) -> tuple[str, list]:
+           limits: list[float] | None = None, mode: str = "judge", names: list[str] | None = None,
+           seeds: list[int] | None = None) -> tuple[str, list]:
     """Run the driver once: (broken, [(grade_id, finished cleanly, message, judge's verdict, its reason,
     seconds)]). mode "baseline" keeps the run in the kernel as one of the solution's two reference runs (no
-    verdict); "judge" judges the run against them. `limits`: seconds each test may take."""
+    verdict); "judge" judges the run against them. `limits`: seconds each test may take; `seeds`: each test's
+    seed, when `tests` is a subset of the notebook's (a test is reseeded as it was in the reference runs)."""
     import json
 
     from autograder.run import MAX_OBSERVATIONS  # what the grader records of one cell
@@ -289,7 +301,7 @@ def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
     limits = limits or [float(settings.CELL_TIMEOUT_S)] * len(tests)
     call = (f"__course_quality_drive({mutant!r}, {tests!r}, {answers!r}, {settings.IGNORE_STDERR!r}, "
             f"{names if names is not None else interface_of(session)!r}, {settings.OUT_OF_PROCESS_TRIALS!r}, "
-            f"{limits!r}, {mode!r}, {MAX_OBSERVATIONS!r})")
+            f"{limits!r}, {mode!r}, {MAX_OBSERVATIONS!r}, {seeds!r})")
     session.client.timeout = int(sum(limits)) + settings.CELL_TIMEOUT_S
     try:
         cell = session.run_source(call)

@@ -54,7 +54,7 @@ class LabQuality:
             (self.grading.seconds if self.grading else 0)
 
     def untested(self) -> list[str]:
-        """Graded tests that no mutant fails."""
+        """Graded tests that no mutant fails (a mutant runs only the tests it names: the tests no mutant names)."""
         if not self.solution:
             return []
         failed = {g for m in self.solution.mutants for g in m.failed if not m.crashed}
