@@ -11,8 +11,12 @@ How it counts: a launch `kernel[grid](*args)` always ends in the `run(*args, gri
 method of the kernel object, an `InterpretedFunction` under the interpreter (`TRITON_INTERPRET=1`) or a
 `JITFunction` when compiled. The context manager wraps both classes' `run` for its duration, so it counts
 the launches of every kernel, whatever its name. Calls of one `@triton.jit` function from inside another are
-not launches and are not counted. (An `@triton.autotune`d kernel also launches while it tunes; the labs do
-not autotune.)
+not launches and are not counted. An `@triton.autotune`d kernel also launches once per config while it
+tunes (the first call for each new key), each launch recorded with the config's values in `Launch.constexprs`.
+
+Each `Launch` also keeps the launch's `tl.constexpr` arguments (`constexprs`, such as `{"BLOCK": 64}`) and,
+under the interpreter, how many elements its loads read and its stores wrote on active lanes (`traffic`,
+`{"loaded": n, "stored": n}`): a kernel that reads its input twice loads `2 * numel` elements.
 
 Under the interpreter it also checks each launch, before any of its programs run:
 - `check_compiles`: the kernel must also compile for a real GPU. The interpreter runs a kernel as Python
@@ -39,6 +43,8 @@ the source of each interpreted kernel is saved when it is defined.
 arithmetic (a fused function's math belongs in its kernel). The generic checks (`check_close`, `check_raises`)
 are in `labkit.testing`.
 
+`kernel_source(kernel)` returns a kernel's source, even after inductor cleared linecache.
+
 `gpu_ttir(kernel, signature, constexprs)` returns the Triton IR the compiler front end makes of a kernel,
 and `compile_for_gpu(...)` runs the whole compiler down to PTX and a cubin, both without a GPU.
 
@@ -51,14 +57,14 @@ import contextlib
 import inspect
 import linecache
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 import triton  # after TRITON_INTERPRET is decided (see above)
 
-__all__ = ["Launch", "OutOfBoundsAccess", "WouldNotCompile", "compile_for_gpu", "gpu_ttir", "record_launches",
-           "torch_math_ops"]
+__all__ = ["Launch", "OutOfBoundsAccess", "WouldNotCompile", "compile_for_gpu", "gpu_ttir", "kernel_source",
+           "record_launches", "torch_math_ops"]
 
 DEFAULT_ARCH = 80  # sm_80 (A100): what `check_compiles` and `gpu_ttir` target
 
@@ -82,6 +88,11 @@ class Launch:
     kernel: str  # the @triton.jit function's name
     grid: tuple[int, int, int]  # programs along each axis, padded with 1s
     interpreted: bool  # True under TRITON_INTERPRET=1
+    # the launch's tl.constexpr arguments by name (BLOCK=..., an autotuner's config included)
+    constexprs: dict = field(default_factory=dict, compare=False, repr=False)
+    # under the interpreter, filled in as the programs run: elements read by tl.load and written by tl.store on
+    # active (unmasked) lanes, {"loaded": n, "stored": n}; empty for a compiled launch
+    traffic: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 # ---- compiling for a GPU, without one ----
@@ -103,6 +114,16 @@ def _remember_source(fn) -> None:
     entry = linecache.cache.get(filename) if filename else None
     if entry is not None and len(entry) == 4:
         _SOURCES[filename] = entry
+
+
+def kernel_source(kernel) -> str:
+    """The source of a @triton.jit kernel (interpreted or compiled, autotuned or not), even after inductor's
+    compile workers cleared linecache: for printing a kernel beside the code inductor writes."""
+    fn = kernel
+    while hasattr(fn, "fn"):
+        fn = fn.fn
+    _restore_source(fn)
+    return inspect.getsource(fn)
 
 
 def _restore_source(fn) -> None:
@@ -393,6 +414,7 @@ _COMPILE_ERRORS: dict = {}  # (kernel function, signature) -> "" or the compiler
 class _State:
     arguments: _Arguments | None = None
     kernel: str = ""
+    traffic: dict | None = None  # the Launch.traffic of the launch being interpreted
 
 
 def _check_access(op: str, ptrs, mask) -> None:
@@ -412,6 +434,12 @@ def _check_access(op: str, ptrs, mask) -> None:
             f"(unmasked) lanes address no element of any tensor argument; the first is "
             f"{arguments.describe(int(bad[0]))}. Mask the access (mask=offsets < n) and check the pointer "
             "arithmetic (strides, row starts).")
+
+
+def _count(what: str, ptrs, mask) -> None:
+    if _State.traffic is not None:
+        shape = np.shape(ptrs.data)
+        _State.traffic[what] += int(np.broadcast_to(np.asarray(mask.data).astype(bool), shape).sum())
 
 
 @contextlib.contextmanager
@@ -445,12 +473,20 @@ def record_launches(check_bounds: bool = True, check_compiles: bool = True):
             except TypeError:  # arguments that do not fit the kernel: let triton report it
                 meta, bound = dict(kwargs), False
             name = getattr(self.fn, "__name__", "kernel")
-            launches.append(Launch(name, _resolve_grid(grid, meta), interpreted))
+            constexprs = {}
+            if bound:
+                with contextlib.suppress(Exception):  # a parameter list we cannot read: no constexprs recorded
+                    params = inspect.signature(self.fn).parameters
+                    constexprs = {p: getattr(meta.get(p), "value", meta.get(p)) for p, v in params.items()
+                                  if "constexpr" in str(v.annotation)}
+            launch = Launch(name, _resolve_grid(grid, meta), interpreted, constexprs,
+                            {"loaded": 0, "stored": 0} if interpreted else {})
+            launches.append(launch)
             if interpreted and check_compiles and bound:
                 _check_compiles(self.fn, name, meta)
             if not interpreted:
                 return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-            _State.kernel = name
+            _State.kernel, _State.traffic = name, launch.traffic
             _restore_source(self.fn)  # the interpreter reads the source too, on a kernel's first launch
             try:
                 return original(self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -459,7 +495,7 @@ def record_launches(check_bounds: bool = True, check_compiles: bool = True):
                     raise exc.__cause__ from None
                 raise
             finally:
-                _State.arguments = None
+                _State.arguments = _State.traffic = None
         return run
 
     def _check_compiles(fn, name: str, meta: dict) -> None:
@@ -497,10 +533,12 @@ def record_launches(check_bounds: bool = True, check_compiles: bool = True):
 
     def masked_load(self, ptrs, mask, other, *rest):
         _check_access("load", ptrs, mask)
+        _count("loaded", ptrs, mask)
         return saved[(interpreter.InterpreterBuilder, "create_masked_load")](self, ptrs, mask, other, *rest)
 
     def masked_store(self, ptrs, value, mask, *rest):
         _check_access("store", ptrs, mask)
+        _count("stored", ptrs, mask)
         return saved[(interpreter.InterpreterBuilder, "create_masked_store")](self, ptrs, value, mask, *rest)
 
     interpreter.InterpretedFunction.run = recording(saved[(interpreter.InterpretedFunction, "run")], True)
@@ -513,7 +551,7 @@ def record_launches(check_bounds: bool = True, check_compiles: bool = True):
     finally:
         for (cls, attr), value in saved.items():
             setattr(cls, attr, value)
-        _State.arguments = None
+        _State.arguments = _State.traffic = None
 
 
 # ---- what a fused function may dispatch ----
@@ -525,6 +563,10 @@ MATH_OPS = frozenset({
     "exp", "exp2", "expm1", "log", "log1p", "log2", "pow", "sqrt", "rsqrt", "max", "amax", "min", "amin",
     "maximum", "minimum", "clamp", "clamp_min", "clamp_max", "relu", "sigmoid", "tanh", "where", "sum",
     "mean", "softmax", "_softmax", "log_softmax", "_log_softmax", "_safe_softmax", "_to_copy",
+    "mm", "bmm", "addmm", "baddbmm", "matmul", "dot", "mv", "silu", "silu_backward", "sigmoid_backward",
+    "scaled_dot_product_attention", "_scaled_dot_product_attention_math", "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "logsumexp",
 })
 
 

@@ -100,3 +100,47 @@ def test_cpp_reads_a_trace_table_and_builds_reports_compiler_errors(tmp_path, mo
         cpp.build_extension("broken", "int f() { return undefined_name; }\n")
     assert "undefined_name" in str(e.value) and "error" in str(e.value)
     assert not list((tmp_path / "ext").glob("*.so")), "a failed build leaves nothing in the cache"
+
+
+# ---- labkit.fusion: what record_launches sees ----------------------------------------------------------
+
+FUSION_SCRIPT = r'''
+import os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from labkit.fusion import record_launches
+
+
+@triton.jit
+def twice(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(x_ptr + offs, mask=mask)
+    b = tl.load(x_ptr + offs, mask=mask)  # the input read a second time
+    tl.store(out_ptr + offs, a + b, mask=mask)
+
+
+x = torch.arange(100, dtype=torch.float32)
+out = torch.empty_like(x)
+with record_launches() as launches:
+    twice[(4,)](x, out, 100, BLOCK=32)
+(launch,) = launches
+assert launch.grid == (4, 1, 1) and launch.constexprs == {"BLOCK": 32}, launch
+assert launch.traffic == {"loaded": 200, "stored": 100}, launch.traffic  # masked lanes are not counted
+assert torch.equal(out, 2 * x)
+print("ok")
+'''
+
+
+def test_record_launches_keeps_constexprs_and_counts_the_elements_each_launch_moves(tmp_path):
+    """Under the interpreter, each Launch keeps its tl.constexpr arguments and counts the elements its loads
+    read and its stores write on active lanes: how lab 7 tells a one-pass-per-chunk kernel from one that reads
+    its input a third time. Run in a fresh process: TRITON_INTERPRET must be set before triton is imported."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "fusion_traffic.py"
+    script.write_text(FUSION_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
