@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import linecache
 import os
 import shutil
 import subprocess
@@ -60,7 +61,10 @@ def run_one(notebook: Path) -> int:
         buf = io.StringIO()
         try:
             with redirect_stdout(buf):
-                exec(compile(src, f"<{notebook.stem}: {label}>", "exec"), namespace)  # noqa: S102
+                # registered as IPython registers a cell, so inspect.getsource (and @triton.jit) can read it
+                name = f"<{notebook.stem}: {label}>"
+                linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+                exec(compile(src, name, "exec"), namespace)  # noqa: S102
                 if is_parameters:
                     namespace["DEVICE"] = "cuda"
         except BaseException as exc:  # noqa: BLE001 - report and go on to the next cell

@@ -389,6 +389,10 @@ def _failure_message(errors, hung, statuses, files, timeout, collective_timeout,
             if "doesn't match expected size" in stderr:
                 hint = ("a message of the wrong size arrived, so gloo aborted the process: the ranks' sends and "
                         "receives do not pair up (a rank skipped a send, or sends its chunks in another order)")
+        if "Autograd-and-Fork" in msg:
+            hint = ("on a machine with a GPU, a backward pass in this notebook's own process started autograd's "
+                    "GPU threads, which a forked rank cannot use. Run this lab on the CPU: restart the kernel from a "
+                    "JupyterLab started with CUDA_VISIBLE_DEVICES= (empty), or run its ranks before any backward")
         if hint:
             lines.append(f"  likely cause: {hint}")
         elif "Timed out" in msg or "timed out" in msg:
