@@ -144,3 +144,26 @@ def test_record_launches_keeps_constexprs_and_counts_the_elements_each_launch_mo
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
                           cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+def _comm_log_rank(rank, world_size):
+    import torch.distributed as dist
+
+    from labkit.distributed import comm_log
+
+    w = torch.ones(3, requires_grad=True)
+    seen = []
+    w.register_post_accumulate_grad_hook(lambda p: seen.append(len(log)))
+    with comm_log() as log:
+        dist.all_reduce(torch.ones(2))
+        (w * 2).sum().backward()  # the hook reads the log while it is still growing
+        dist.all_reduce(torch.ones(5), async_op=True).wait()
+    return seen, [(c.op, c.numel) for c in log]
+
+
+def test_comm_log_is_readable_while_it_grows():
+    from labkit.distributed import run_ranks
+
+    for seen, ops in run_ranks(_comm_log_rank, 2):
+        assert seen == [1], "the hook saw the one all-reduce started before backward"
+        assert [n for _, n in ops] == [2, 5] and all("allreduce" in op for op, _ in ops), ops
