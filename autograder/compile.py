@@ -44,6 +44,13 @@ def prepare_headers() -> None:
         from labkit.cpp import build_prelude
 
         build_prelude(settings.CPP_PCH)
+        # Read the headers once here, so their page cache is charged to this trusted process, not to the memory
+        # cgroup of the first sandboxed build that maps them (hundreds of MB of one hand-in's limit).
+        for path in settings.CPP_PCH.rglob("*"):
+            if path.is_file():
+                with path.open("rb") as f:
+                    while f.read(1 << 24):
+                        pass
     except Exception as e:  # noqa: BLE001 - an optimisation
         print(f"note: precompiled headers not built ({type(e).__name__}); C++ builds read them from source",
               file=sys.stderr)

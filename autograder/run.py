@@ -186,7 +186,7 @@ def tampering(release: NotebookNode, handin: NotebookNode) -> list[str]:
 
 def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode, *, sandboxed: bool = True,
                slot: int = 0, cell_timeout: int = settings.CELL_TIMEOUT_S, notebook_timeout: float = 600.0,
-               memory_bytes: int = 4 << 30, threads: int = 1, files: Path | None = None,
+               memory_bytes: int = settings.SANDBOX_MEMORY_BYTES, threads: int = 1, files: Path | None = None,
                cpus: set[int] | None = None, seed: int = 0, warm: sandbox.WarmSandbox | None = None) -> HandinRun:
     """Run one hand-in in the sandbox; never raises for anything the hand-in does. The run's records are
     kept on the result (`records`) for the judge; its notebook carries the sanitised outputs. With `warm`
@@ -234,8 +234,8 @@ def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode
     return run
 
 
-def warm_sandbox(slot: int = 0, notebook_timeout: float = 600.0, memory_bytes: int = 4 << 30, threads: int = 1,
-                 files: Path | None = None, cpus: set[int] | None = None,
+def warm_sandbox(slot: int = 0, notebook_timeout: float = 600.0, memory_bytes: int = settings.SANDBOX_MEMORY_BYTES,
+                 threads: int = 1, files: Path | None = None, cpus: set[int] | None = None,
                  source: NotebookNode | None = None) -> sandbox.WarmSandbox:
     """A warm sandbox for `run_handin(warm=...)`: one per parallel slot, closed when the class is done. With
     the lab's `source`, it leaves out the imports the lab must do itself (sandbox.warm_modules)."""

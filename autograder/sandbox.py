@@ -41,7 +41,7 @@ FILES = "/opt/course/files"  # the lab's released data files, read-only; the run
 
 @dataclass(frozen=True)
 class Limits:
-    memory_bytes: int = 4 << 30
+    memory_bytes: int = 6 << 30  # settings.SANDBOX_MEMORY_BYTES
     cpu_seconds: int = 900
     processes: int = 512  # threads count too: torch and a kernel start dozens
     file_bytes: int = 256 << 20

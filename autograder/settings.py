@@ -41,6 +41,9 @@ WARM_SANDBOX = os.environ.get("COURSE_COLD_SANDBOX", "") != "1"
 # whose right value the lab's contract fixes (the sums; not the order of messages, which may differ).
 # (labkit.modules.loader_draws is not here: the draws depend on how a right answer derives its seeds.)
 OUT_OF_PROCESS_TRIALS = {"allreduce_trials": ["got", "returned_self"]}
+# Memory one sandboxed run may use (its cgroup counts its processes, its tmpfs files and the page cache it
+# faults in): a kernel holding torch, and lab 14's g++ with torch's headers (a CI run once hit 4 GiB there).
+SANDBOX_MEMORY_BYTES = 6 << 30
 CELL_TIMEOUT_S = 120  # one cell, while executing or grading
 NOTEBOOK_BUDGET_S = 60  # a notebook with default parameters on a 2-core CPU
 SOLUTION_BUDGET_S = 60
