@@ -36,6 +36,7 @@ from nbgrader.plugins import ExportPlugin
 
 from autograder import notebooks as nbs
 from autograder import settings
+from autograder.status import Status, kind_of
 
 FORMATS = ("csv", "canvas", "gradescope")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -64,26 +65,38 @@ def graded_tests(lab: str) -> list[tuple[str, float, bool]]:
     return out
 
 
-def read_grades(lab: str, out: Path, course: Path) -> list[LearnerGrade]:
-    from nbgrader.api import Gradebook, MissingEntry
-
+def grades_rows(lab: str, out: Path) -> list[dict[str, str]]:
+    """The rows of a grade run's grades.csv (this stage and `feedback.py` start from them)."""
     path = out / "grades.csv"
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run `make grade LAB={lab}` first (export reads its results)")
+        raise FileNotFoundError(f"{path} does not exist: run `make grade LAB={lab}` first (it reads that run)")
     with path.open(newline="") as f:
-        rows = [r for r in csv.DictReader(f) if not r["status"].startswith("unknown student")]
-    learners = []
-    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
-        for row in rows:
-            learner = LearnerGrade(row)
-            try:
-                sub = gb.find_submission_notebook(lab, lab, row["student_id"])
-            except MissingEntry:
-                sub = None
-            if sub is not None and row["status"].startswith("graded"):
-                learner.tests = {g.name: float(g.score or 0.0) for g in sub.grades if g.cell_type == "code"}
-            learners.append(learner)
-    return learners
+        return list(csv.DictReader(f))
+
+
+def read_grades(lab: str, out: Path, course: Path) -> list[LearnerGrade]:
+    """Roster learners' rows, with the gradebook's score of every test cell (`grade.read_gradebook`)."""
+    from autograder.grade import read_gradebook
+
+    rows = [r for r in grades_rows(lab, out) if kind_of(r["status"]) != Status.UNKNOWN_STUDENT]
+    graded = [r["student_id"] for r in rows if kind_of(r["status"]) == Status.GRADED]
+    book = read_gradebook(lab, course, graded) if graded else {}
+    return [LearnerGrade(r, {t: score for t, (score, _) in book[r["student_id"]].cells.items()}
+                         if r["student_id"] in book else {}) for r in rows]
+
+
+def _canvas_table(path: Path, columns: list[str], points: list[float]):
+    """A csv writer for Canvas's Gradebook import, its header and Points Possible row written; add rows with
+    `_canvas_row`."""
+    f = path.open("w", newline="")
+    w = csv.writer(f)
+    w.writerow(CANVAS_IDENTITY + columns)
+    w.writerow(["    Points Possible", "", "", "", ""] + [f"{p:g}" for p in points])
+    return f, w
+
+
+def _canvas_row(last: str, first: str, student_id: str, email: str, scores: list[str]) -> list[str]:
+    return [", ".join(x for x in (last, first) if x) or student_id, "", student_id, email or "", ""] + scores
 
 
 def write_tests_csv(lab: str, learners: list[LearnerGrade], path: Path) -> Path:
@@ -98,16 +111,11 @@ def write_tests_csv(lab: str, learners: list[LearnerGrade], path: Path) -> Path:
 
 
 def write_canvas_csv(lab: str, learners: list[LearnerGrade], path: Path, column: str | None = None) -> Path:
-    column = column or lab
-    points = sum(p for _, p, _ in graded_tests(lab))
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(CANVAS_IDENTITY + [column])
-        w.writerow(["    Points Possible", "", "", "", "", f"{points:g}"])
-        for learner in learners:
-            r = learner.row
-            name = ", ".join(x for x in (r.get("last_name", ""), r.get("first_name", "")) if x) or r["student_id"]
-            w.writerow([name, "", r["student_id"], r.get("email", ""), "", r["score"]])
+    f, w = _canvas_table(path, [column or lab], [sum(p for _, p, _ in graded_tests(lab))])
+    with f:
+        for r in (x.row for x in learners):
+            w.writerow(_canvas_row(r.get("last_name", ""), r.get("first_name", ""), r["student_id"], r.get("email", ""),
+                                   [r["score"]]))
     return path
 
 
@@ -196,10 +204,8 @@ class CanvasExportPlugin(ExportPlugin):
         dest = Path(self.to or "canvas.csv")
         labs = [a for a in gradebook.assignments if not self.assignment or a.name in self.assignment]
         students = [s for s in gradebook.students if not self.student or s.id in self.student]
-        with dest.open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(CANVAS_IDENTITY + [a.name for a in labs])
-            w.writerow(["    Points Possible", "", "", "", ""] + [f"{a.max_score:g}" for a in labs])
+        f, w = _canvas_table(dest, [a.name for a in labs], [a.max_score for a in labs])
+        with f:
             for s in students:
                 scores = []
                 for a in labs:
@@ -208,6 +214,5 @@ class CanvasExportPlugin(ExportPlugin):
                         scores.append(f"{sub.score - sum(nb.late_submission_penalty or 0 for nb in sub.notebooks):g}")
                     except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: no hand-in, no score yet
                         scores.append("")
-                name = ", ".join(x for x in (s.last_name, s.first_name) if x) or s.id
-                w.writerow([name, "", s.id, s.email or "", ""] + scores)
+                w.writerow(_canvas_row(s.last_name, s.first_name, s.id, s.email, scores))
         self.log.info("wrote %s (%d students, %d labs)", dest, len(students), len(labs))

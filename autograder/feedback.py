@@ -16,7 +16,6 @@ and again after any manual grading in formgrader. It
 
 from __future__ import annotations
 
-import csv
 import shutil
 import zipfile
 from pathlib import Path
@@ -28,11 +27,9 @@ from autograder.status import Status, kind_of
 
 def current_grades(lab: str, out: Path, course: Path) -> list[SubmissionGrade]:
     """grades.csv's rows, with the gradebook's scores for graded hand-ins (manual scores included)."""
-    path = out / "grades.csv"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run `make grade LAB={lab}` first")
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    from autograder.export import grades_rows
+
+    rows = grades_rows(lab, out)
     graded = [r["student_id"] for r in rows if kind_of(r["status"]) == Status.GRADED]
     book = read_gradebook(lab, course, graded) if graded else {}
     results = []

@@ -27,8 +27,7 @@ import time
 import traceback
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SKIP_MARK = "SKIPPED (needs CUDA):"  # labkit.device.SKIP_PREFIX
+from autograder.settings import ROOT, SKIP_MARK  # standard library only: fine on a bare GPU image
 
 
 def _cells(notebook: Path) -> list[tuple[str, str, bool]]:
