@@ -123,11 +123,17 @@ DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)\s*w)?\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?
 def parse_extension(value, due: datetime | None, zone: str = "UTC") -> timedelta:
     """An extension as grading.toml writes it: a duration ("3d", "36h", "1d 12h", "90m", "1w") added to the
     lab's due date, or the learner's own due date (any form `parse_time` reads), which must come after it."""
-    text = str(value).strip()
+    text = str(value).strip()[:100]
     m = DURATION.fullmatch(text)
     if text and m and any(m.groups()):
         weeks, days, hours, minutes = (float(g or 0) for g in m.groups())
-        return timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes)
+        try:
+            extra = timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes)
+        except OverflowError:
+            extra = MAX_EXTENSION * 2
+        if extra > MAX_EXTENSION:
+            raise ValueError(f"{text!r} is longer than {MAX_EXTENSION.days} days: an extension is a few days or weeks")
+        return extra
     try:
         own = parse_time(text, zone)
     except ValueError:
@@ -136,7 +142,19 @@ def parse_extension(value, due: datetime | None, zone: str = "UTC") -> timedelta
         raise ValueError(f"a due date ({value!r}) needs the lab's own due date in [due]; give a duration instead")
     if own <= due:
         raise ValueError(f"{value!r} is not after the lab's due date {due.isoformat()}: an extension gives more time")
+    if own - due > MAX_EXTENSION:
+        raise ValueError(f"{value!r} is more than {MAX_EXTENSION.days} days after the lab's due date")
     return own - due
+
+
+MAX_EXTENSION = timedelta(days=366)
+
+
+def unknown_extensions(policy: Policy, lab: str, roster: dict | None, handins: dict) -> list[str]:
+    """Learners grading.toml gives an extension for this lab who are neither on the roster nor among the
+    hand-ins: most likely a typo in an id, which would otherwise leave the real learner without it."""
+    known = set(roster or {}) | set(handins)
+    return sorted(sid for sid in policy.extensions.get(lab, {}) if sid not in known)
 
 
 # The zone each abbreviation names, not a fixed offset: the zone's rules settle the offset for the date, so a
@@ -200,6 +218,7 @@ class Handin:
     sha256: str = ""
     origin: str = ""  # where it came from (folder path or zip entry), for the audit log
     attempt: int = 1  # "lab01-strides (2).ipynb" or "lab01-strides-2.ipynb": the 2nd hand-in in one folder
+    order: int = 0  # its place in the zip or folder listing: the last of equal times and attempts counts
     time_problem: str = ""  # why a submission time that was given cannot be read: the late penalty is unchecked
 
 
@@ -215,7 +234,7 @@ def read_roster(path: Path | None) -> dict[str, dict] | None:
         raise FileNotFoundError(f"roster {path}: cannot read it ({e})") from e
 
 
-SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+SAFE_ID = settings.SAFE_ID
 MAX_CELLS = 2000
 
 
@@ -242,7 +261,7 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
     roster = read_roster(roster_path or policy.roster)
     handins: dict[str, Handin] = {}
     for sid, candidates in sorted(found.items()):
-        candidates.sort(key=lambda h: (h.submitted or datetime.min.replace(tzinfo=UTC), h.attempt, h.origin))
+        candidates.sort(key=lambda h: (h.submitted or datetime.min.replace(tzinfo=UTC), h.attempt, h.order))
         chosen = candidates[-1]
         if len(candidates) > 1:
             chosen.notes.append(f"{len(candidates)} hand-ins from this student: graded the latest, {chosen.origin}")
@@ -276,15 +295,18 @@ def _from_folder(folder: Path, lab: str, zone: str) -> dict[str, list[Handin]]:
     found: dict[str, list[Handin]] = {}
     for entry in _entries(folder):
         sid = _printable(entry.name)
+        origin = _printable(entry.path)
         try:
-            if not entry.is_dir(follow_symlinks=False):
+            if entry.is_symlink() and entry.is_dir():
+                handins = [Handin(sid, None, status="refused: the folder is a symbolic link", origin=origin)]
+            elif not entry.is_dir(follow_symlinks=False):
                 continue
-            handins = _from_student_folder(Path(entry.path), sid, lab, zone)
+            else:
+                handins = _from_student_folder(Path(entry.path), sid, lab, zone) or [
+                    Handin(sid, None, status=f"missing: the folder holds no {lab}.ipynb", origin=origin)]
         except OSError as e:
-            handins = [Handin(sid, None, status=f"malformed: cannot read the folder ({_why(e)})",
-                              origin=_printable(entry.path))]
-        if handins:
-            found.setdefault(sid, []).extend(handins)
+            handins = [Handin(sid, None, status=f"malformed: cannot read the folder ({_why(e)})", origin=origin)]
+        found.setdefault(sid, []).extend(handins)
     return found
 
 
@@ -307,16 +329,23 @@ def _from_student_folder(student_dir: Path, sid: str, lab: str, zone: str) -> li
             problem = f"unreadable submission time in timestamp.txt: {text.strip()[:40]!r}"
     notes = [f"review: {problem}"] if problem else []  # a "review: " note puts it on grade.py's review list
     handins = []
-    for e in entries:  # several in one folder share a time stamp: the highest attempt number wins
+    for n, e in enumerate(entries):  # several in one folder share a time stamp: the highest attempt number wins
         if not (e.name.startswith(lab) and e.name.endswith(".ipynb")):
             continue
-        m = re.search(r"(\d+)\)?$", e.name[len(lab):-len(".ipynb")])
-        h = Handin(sid, Path(e.path), submitted, origin=_printable(e.path), attempt=int(m.group(1)) if m else 1,
-                   time_problem=problem, notes=list(notes))
+        h = Handin(sid, Path(e.path), submitted, origin=_printable(e.path), attempt=_attempt(e.name, lab),
+                   time_problem=problem, notes=list(notes), order=n)
         if e.is_symlink():
             h.status = "refused: the hand-in is a symbolic link"
         handins.append(h)
     return handins
+
+
+def _attempt(base: str, lab: str) -> int:
+    """The attempt a file name carries after the lab's name: "lab01-strides (2).ipynb", "lab01-strides-2.ipynb"
+    (an LMS's re-submission), else 1."""
+    tail = base[base.find(lab) + len(lab):] if lab in base else ""
+    m = re.fullmatch(r"\s*(?:\((\d{1,6})\)|[-_ ](\d{1,6}))?\.ipynb", tail)
+    return int(m.group(1) or m.group(2) or 1) if m else 1
 
 
 def _entries(folder: Path) -> list[os.DirEntry]:
@@ -352,12 +381,13 @@ def _from_zip(archive: Path, lab: str, dest: Path, policy: Policy) -> dict[str, 
     zone = _zone(policy.timezone)
     found: dict[str, list[Handin]] = {}
     total = 0
+    staged = 0  # every entry unpacks to its own file: names made from counts per student collide
     try:
         zf = zipfile.ZipFile(archive)
     except Exception as e:  # noqa: BLE001 - a damaged central directory fails in many ways
         raise FileNotFoundError(f"SUBMISSIONS={archive}: not a zip that can be read ({e})") from e
     with zf:
-        for info in zf.infolist():
+        for order, info in enumerate(zf.infolist()):
             name = info.filename
             base = name.rsplit("/", 1)[-1]
             if info.is_dir():
@@ -370,7 +400,8 @@ def _from_zip(archive: Path, lab: str, dest: Path, policy: Policy) -> dict[str, 
             m = regex.search(base)
             sid = _printable((m and m.group("student_id")) or base.removesuffix(".ipynb"))
             when = _zip_time(info, zone)
-            h = Handin(sid, None, when, origin=_printable(f"{archive.name}:{name}"))
+            h = Handin(sid, None, when, origin=_printable(f"{archive.name}:{name}"), attempt=_attempt(base, lab),
+                       order=order)
             if when is None:
                 h.notes.append(f"zip entry has no valid date {info.date_time}")
             mode = info.external_attr >> 16
@@ -385,7 +416,8 @@ def _from_zip(archive: Path, lab: str, dest: Path, policy: Policy) -> dict[str, 
                 if total > policy.max_total_bytes:
                     h.status = "refused: the zip expands past the size limit (zip bomb?)"
                 else:
-                    out = dest / f"{len(found)}-{len(found.get(sid, []))}.ipynb"
+                    staged += 1
+                    out = dest / f"entry-{staged}.ipynb"
                     size = _unpack(zf, info, out, policy.max_file_bytes)
                     if isinstance(size, str):
                         h.status = f"malformed: the zip entry does not unpack ({size})"

@@ -78,8 +78,9 @@ def release_feedback(lab: str, out: Path | None = None, course: Path | None = No
     shutil.rmtree(zips, ignore_errors=True)
     zips.mkdir(parents=True)
     for g in learners:
-        with zipfile.ZipFile(zips / f"{g.student_id}.zip", "w", zipfile.ZIP_DEFLATED) as z:
-            z.write(out / "feedback" / g.student_id / f"{lab}.html", f"{lab}-feedback.html")
+        name = settings.file_name(g.student_id)
+        with zipfile.ZipFile(zips / f"{name}.zip", "w", zipfile.ZIP_DEFLATED) as z:
+            z.write(out / "feedback" / name / f"{lab}.html", f"{lab}-feedback.html")
     print(f"wrote {len(learners)} feedback page(s) to {out / 'feedback'} and one zip per learner to {zips}"
           + (f" ({len(comments)} with instructor comments)" if comments else ""))
 
@@ -92,7 +93,7 @@ def release_feedback(lab: str, out: Path | None = None, course: Path | None = No
         dest = course / "feedback" / g.student_id / lab
         shutil.rmtree(dest, ignore_errors=True)
         dest.mkdir(parents=True)
-        shutil.copy(out / "feedback" / g.student_id / f"{lab}.html", dest / f"{lab}.html")
+        shutil.copy(out / "feedback" / settings.file_name(g.student_id) / f"{lab}.html", dest / f"{lab}.html")
         for name in ("timestamp.txt", "submission_secret.txt"):
             if (handin / name).is_file():
                 shutil.copy(handin / name, dest / name)

@@ -244,6 +244,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
             if handin is not None:  # the compiler's words for C++ that did not build (compile.py), on this slot
                 compile_stage.explain(source, handin, run, slot=slot, sandboxed=sandboxed)
         finally:
+            run.records.clear()  # judged: the raw observations (megabytes for some hand-ins) are not kept
             with lock:
                 slots.append(slot)
         _store_run(runs_dir, sid, run.to_json(), key)
@@ -307,6 +308,7 @@ def _dask_runs(scheduler: str, todo, source_path: Path, release_path: Path, file
             sid, key = futures[fut]
             run = HandinRun.from_json(fut.result())
             judge.apply(run, ref)
+            run.records.clear()
             _store_run(runs_dir, sid, run.to_json(), key)
             yield sid, run
 
@@ -511,12 +513,19 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
     for stale in sandbox.clean_up_stale():
         print(f"removed {stale}, left by a grader that did not finish")
     jobs = jobs or os.cpu_count() or 1
-    policy = collect.load_policy()
+    try:  # the policy is read before anything runs: a bad due date or extension names its file and learner
+        policy = collect.load_policy()
+    except (ValueError, OSError) as e:
+        print(f"grading policy: {e}", file=sys.stderr)
+        return 2
     try:
         handins, roster_rows = collect.collect(submissions, lab, out / "staged", policy, roster)
     except FileNotFoundError as e:
         print(str(e), file=sys.stderr)
         return 2
+    for sid in collect.unknown_extensions(policy, lab, roster_rows, handins):
+        print(f"WARNING: {settings.policy_file()}: [extensions] {lab} gives {sid!r} an extension, but no hand-in "
+              "or roster row has that id (a typo?)", file=sys.stderr)
     if not handins:
         print(f"no hand-ins found: expected {submissions}/<student_id>/{lab}.ipynb or an LMS zip", file=sys.stderr)
         return 2

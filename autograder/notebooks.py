@@ -128,16 +128,14 @@ class CellScore:
 
 
 def score_test_cell(cell: NotebookNode) -> CellScore:
-    """nbgrader's rule for an executed test cell: an error or any stderr output
-    scores 0, otherwise full points (`nbgrader.utils.determine_grade`), except stderr that
-    matches the configured IgnorePattern (settings.IGNORE_STDERR), which nbgrader forgives."""
+    """The course's rule for an executed test cell: an error scores 0, otherwise full points. Output on
+    stderr (a warning, a log line) costs nothing: the grader hands nbgrader test cells whose stderr is
+    shown as stdout (`run.test_outputs`), since nbgrader's `determine_grade` would score it 0."""
     points = float(nbgrader_meta(cell).get("points", 0))
     for out in cell.get("outputs", []):
         if out.output_type == "error":
             first = (out.get("evalue") or "").strip().splitlines()
             return CellScore(grade_id(cell), 0.0, points, f"{out.ename}: {first[0] if first else ''}")
-        if out.output_type == "stream" and out.name == "stderr" and not re.search(settings.IGNORE_STDERR, out.text):
-            return CellScore(grade_id(cell), 0.0, points, "wrote to stderr: " + out.text[:120])
     return CellScore(grade_id(cell), points, points, "")
 
 

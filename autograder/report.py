@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder import notebooks as nbs
+from autograder import settings
 from autograder.status import Status, kind_of
 
 CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -104,11 +105,12 @@ def write_feedback(lab: str, course: Path, results, dest: Path, comments: dict |
     from autograder.run import HandinRun
 
     for g in results:
-        path = course / "runs" / lab / f"{g.student_id}.json"
+        name = settings.file_name(g.student_id)
+        path = course / "runs" / lab / f"{name}.json"
         run = HandinRun.from_json(json.loads(path.read_text())) if path.exists() and \
             kind_of(g.status) not in (Status.MISSING, Status.MALFORMED, Status.REFUSED, Status.UNKNOWN_STUDENT) \
             else None
-        out = dest / g.student_id / f"{lab}.html"
+        out = dest / name / f"{lab}.html"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(feedback_html(lab, g, run.notebook if run else None, run.verdicts if run else None,
                                      (comments or {}).get(g.student_id)))

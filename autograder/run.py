@@ -13,6 +13,7 @@ run are the instructor's, in the instructor's order.
 from __future__ import annotations
 
 import ast
+import io
 import json
 import os
 import re
@@ -230,6 +231,8 @@ def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode
             continue
         nb_cell.execution_count = n + 1
         nb_cell.outputs = sanitize_outputs(rec["outputs"])
+        if cell["kind"] == "test":
+            nb_cell.outputs = test_outputs(nb_cell.outputs)
         run.cell_seconds[cell["label"]] = rec["seconds"]
     return run
 
@@ -260,30 +263,49 @@ MIME_KEPT = {"text/plain", "image/png"}
 BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 
 
+def test_outputs(outputs: list[NotebookNode]) -> list[NotebookNode]:
+    """A test cell's outputs as nbgrader scores them: only an error fails a test. nbgrader's `determine_grade`
+    scores a cell 0 for any stderr stream, so a warning or a log line the answer wrote (or a library's) would
+    cost points the judge granted; the text stays, shown as stdout."""
+    for o in outputs:
+        if o.get("output_type") == "stream" and o.get("name") == "stderr":
+            o["name"] = "stdout"
+    return outputs
+
+
+MAX_OUTPUTS = 64  # outputs kept per cell: the runner writes a few (two streams, figures, a result, an error)
+
+
+def _text(value, limit: int) -> str:
+    """Text from a record, cut to `limit` and made encodable: a lone surrogate a hand-in printed would stop
+    nbformat from writing the notebook (and nbgrader from scoring it)."""
+    return str(value)[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def sanitize_outputs(outputs: list) -> list[NotebookNode]:
     """Outputs the learner's process produced, reduced to inert forms before any person opens them: streams,
     plain text, PNG images and error text. HTML, SVG, JavaScript, Markdown, widget and any other MIME type
     is dropped (a `<script>` a hand-in prints would otherwise run in formgrader)."""
     clean = []
-    for o in outputs if isinstance(outputs, list) else []:
+    for o in outputs[:MAX_OUTPUTS] if isinstance(outputs, list) else []:
         if not isinstance(o, dict):
             continue
         kind = o.get("output_type")
         if kind == "stream" and o.get("name") in ("stdout", "stderr") and isinstance(o.get("text"), str):
-            clean.append(nbformat.v4.new_output("stream", name=o["name"], text=o["text"][:OUTPUT_LIMIT]))
+            clean.append(nbformat.v4.new_output("stream", name=o["name"], text=_text(o["text"], OUTPUT_LIMIT)))
         elif kind in ("execute_result", "display_data") and isinstance(o.get("data"), dict):
             data = {k: v for k, v in o["data"].items() if k in MIME_KEPT and isinstance(v, str)
                     and (k != "image/png" or BASE64.match(v))}
             if data:
-                out = nbformat.v4.new_output(kind, data={k: v[:OUTPUT_LIMIT] if k == "text/plain" else v
+                out = nbformat.v4.new_output(kind, data={k: _text(v, OUTPUT_LIMIT) if k == "text/plain" else v
                                                          for k, v in data.items()})
                 if kind == "execute_result":
                     out.execution_count = None
                 clean.append(out)
         elif kind == "error":
             tb = o.get("traceback") if isinstance(o.get("traceback"), list) else []
-            clean.append(_error(str(o.get("ename", "Error"))[:200], str(o.get("evalue", ""))[:5000],
-                                [str(line)[:5000] for line in tb[:30]]))
+            clean.append(_error(_text(o.get("ename", "Error"), 200), _text(o.get("evalue", ""), 5000),
+                                [_text(line, 5000) for line in tb[:30]]))
     return clean
 
 
@@ -291,6 +313,9 @@ def _error(ename: str, evalue: str, traceback: list[str] | None = None) -> Noteb
     return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=traceback or [])
 
 
+# A record the runner writes holds a cell's capped streams (2 x OUTPUT_LIMIT), its figures and at most
+# sandbox_runner.CELL_BYTES of observations: a bigger line was not written by the runner.
+MAX_RECORD_BYTES = 16 << 20
 RECORD_TYPES = {"i": int, "outputs": list, "seconds": (int, float), "obs": list, "obs_cut": int}
 
 
@@ -305,7 +330,13 @@ def read_records(result, nonce: str, n_cells: int):
     else:
         status = ""
     expected = 0
-    for line in result.stdout.decode("utf-8", "replace").splitlines():
+    for raw in io.BytesIO(result.stdout):  # line by line: the channel (up to 64 MB) is never copied whole
+        if len(raw) > MAX_RECORD_BYTES:
+            flags.append("the result channel carried a record larger than the runner writes")
+            break
+        line = raw.decode("utf-8", "replace")
+        if not line.strip():
+            continue
         try:
             rec = json.loads(line)
         except (ValueError, RecursionError):

@@ -96,7 +96,7 @@ def screen(sources: list[str], protected: set[str] | None = None) -> list[str]:
                     node.func.id in ("setattr", "delattr") and node.args and _root(node.args[0]) in local_modules:
                 what = f"calls {node.func.id} on {ast.unparse(node.args[0])}"
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
-                    "exec", "eval", "compile", "globals", "breakpoint", "exit", "quit"):
+                    "exec", "eval", "compile", "globals", "vars", "locals", "breakpoint", "exit", "quit"):
                 what = f"calls {node.func.id}()"
             elif isinstance(node, ast.Global) and set(node.names) & protected:
                 name = sorted(set(node.names) & protected)[0]
@@ -119,18 +119,40 @@ def screen(sources: list[str], protected: set[str] | None = None) -> list[str]:
 
 
 # ---- constraints: "build it with as_strided only", read from the hand-in's source ----
+#
+# A constrained answer cell names the function it constrains (its grade_id, or `grader.functions`). The reader
+# starts at every binding of that name in the hand-in's code (any answer or added cell, a `def` nested under
+# `if`, a lambda in a tuple assignment, a later rebinding) and follows, statically, every name and attribute
+# the code reaches: the hand-in's module-level bindings of a name it uses, the methods and attributes of that
+# name defined anywhere in the hand-in (in a class, attached afterwards, `setattr` with a constant name), the
+# imports behind a name. Names local to a function are its own. What it cannot resolve fails the constrained
+# tests with a reason: a computed attribute name, getattr passed around as a value, attrgetter and friends,
+# code loaded at run time, a module the grader cannot find (a file the hand-in wrote), and anywhere in the
+# hand-in, code that rebinds names behind the reader's back (exec, globals(), __code__, setattr on a module).
 
-DYNAMIC = {"getattr", "setattr", "delattr", "vars", "eval", "exec", "compile", "__import__", "globals", "locals"}
+DYNAMIC = {"getattr", "setattr", "delattr", "vars", "eval", "exec", "compile", "__import__", "globals", "locals",
+           "breakpoint"}
 DYNAMIC_ATTRS = {"__dict__", "__getattribute__", "__getattr__", "methodcaller", "attrgetter", "import_module",
-                 "__wrapped__", "__code__", "__func__"}
+                 "__wrapped__", "__code__", "__func__", "__globals__", "__builtins__", "__class__", "__bases__",
+                 "__mro__", "__subclasses__", "__setattr__", "__delattr__", "__closure__", "__defaults__",
+                 "__kwdefaults__", "mro", "_getframe", "f_globals", "f_locals", "f_back", "tb_frame"}
+# Calls and attributes that can rebind code the reader follows, wherever they stand in the hand-in.
+REBINDING_CALLS = {"exec", "eval", "compile", "globals", "vars", "locals", "__import__"}
+REBINDING_ATTRS = {"__code__", "__dict__", "__globals__", "__builtins__", "__setattr__", "modules", "meta_path",
+                   "path_hooks", "path"}
+REBINDING_STORES = REBINDING_ATTRS | {"__class__", "__bases__", "__call__", "__getattr__", "__getattribute__"}
+# Modules that load or build code the reader cannot see.
+CODE_LOADERS = {"importlib", "imp", "runpy", "marshal", "types", "ctypes", "pickle", "dill", "cloudpickle", "code",
+                "codeop", "builtins", "inspect", "pkgutil", "zipimport", "gc", "__main__"}
+SOURCE_FILE_SUFFIXES = (".py", ".pyc", ".pth", ".so", ".pyd")
 
 
 def constraint_failures(cells: list[dict]) -> dict[str, str]:
     """{test label: why} for the tests whose constraint the hand-in's code breaks. A constrained answer cell
-    (`forbid`: names the task may not use; `constrains`: the tests that enforce it) is read together with
-    every helper of the hand-in it calls, wherever that helper is defined. Using a forbidden name, or
-    reaching attributes by computed names (getattr with a variable, eval, __dict__), fails those tests:
-    the constraint must be visible in the source for the grader to credit it. Never raises."""
+    (`forbid`: names the task may not use; `constrains`: the tests that enforce it; `functions`: what it
+    constrains, by default its grade_id) is read from each binding of those functions through everything it
+    reaches (see above), wherever in the hand-in that is defined, and nothing else: a helper in the same cell that
+    the function does not call is free to use anything. Never raises."""
     learner = [c for c in cells if c["kind"] == "answer"]
     trees = []
     for c in learner:
@@ -138,44 +160,250 @@ def constraint_failures(cells: list[dict]) -> dict[str, str]:
             trees.append(nbs.parse_python(c["source"]))
         except (SyntaxError, ValueError, RecursionError):
             trees.append(None)
-    helpers: dict[str, list[ast.AST]] = {}
-    for tree in trees:
-        for node in tree.body if tree else []:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                helpers.setdefault(node.name, []).append(node)
-            elif isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Name):
-                        helpers.setdefault(t.id, []).append(node.value)
+    index = _Index([t for t in trees if t is not None])
     failures = {}
-    for cell, tree in zip(learner, trees):
+    for cell in learner:
         forbid, tests = set(cell.get("forbid") or []), list(cell.get("constrains") or [])
-        if not tests or tree is None:
+        if not tests:
             continue
-        why = _breaks(tree, forbid, helpers)
+        roots = [str(f) for f in cell.get("functions") or [cell["label"]]]
+        try:
+            why = index.rebinding or _Reader(index, forbid).check(roots)
+        except RecursionError:
+            why = "the code is nested too deeply for the grader to read"
         if why:
             for label in tests:
                 failures.setdefault(label, f"constraint of `{cell['label']}`: {why}")
     return failures
 
 
-def _breaks(tree: ast.AST, forbid: set[str], helpers: dict[str, list[ast.AST]]) -> str:
-    seen: set[str] = set()
-    todo = [tree]
-    while todo:
-        for node in ast.walk(todo.pop()):
-            if isinstance(node, ast.Attribute) and node.attr in forbid:
-                return f"the code uses `.{node.attr}` (line {node.lineno}), which this task may not use"
-            if isinstance(node, ast.ImportFrom) and any(a.name in forbid for a in node.names):
-                return f"the code imports a name this task may not use (line {node.lineno})"
-            if isinstance(node, ast.Attribute) and node.attr in DYNAMIC_ATTRS:
-                return f"the code reaches attributes through `.{node.attr}` (line {node.lineno}); write the calls out"
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DYNAMIC and not (
-                    node.func.id in ("getattr", "setattr") and len(node.args) > 1
-                    and isinstance(node.args[1], ast.Constant) and node.args[1].value not in forbid):
-                return (f"the code calls `{node.func.id}` with a computed name (line {node.lineno}), so the "
-                        "grader cannot see which operations it uses; write the calls out")
-            if isinstance(node, ast.Name) and node.id in helpers and node.id not in seen:
-                seen.add(node.id)
-                todo += helpers[node.id]
-    return ""
+def _targets(target: ast.expr, value: ast.expr | None) -> list[tuple[str, ast.AST | None]]:
+    """(name, the expression bound to it) for an assignment target; a tuple target against a tuple value pairs
+    them up, anything else binds each name to the whole value."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, ast.Starred):
+        return _targets(target.value, value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and \
+                not any(isinstance(e, ast.Starred) for e in target.elts + value.elts):
+            return [pair for t, v in zip(target.elts, value.elts) for pair in _targets(t, v)]
+        return [(n.id, value) for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return []
+
+
+class _Index:
+    """What the hand-in's code binds at module level (statements nested in if/for/while/try/with included), the
+    attributes it defines anywhere (methods, `X.name = ...`, `setattr(X, "name", ...)`), and whether it rebinds
+    code dynamically anywhere."""
+
+    def __init__(self, trees: list[ast.Module]):
+        self.names: dict[str, list[ast.AST]] = {}
+        self.attrs: dict[str, list[ast.AST]] = {}
+        self.rebinding = ""
+        for tree in trees:
+            for node in tree.body:
+                self._statement(node)
+            for node in ast.walk(tree):
+                self._anywhere(node)
+                if self.rebinding:
+                    break
+
+    def _bind(self, name: str, node: ast.AST | None) -> None:
+        self.names.setdefault(name, []).append(node if node is not None else ast.Constant(None))
+
+    def _statement(self, node: ast.stmt) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self._bind(node.name, node)
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                self._bind((a.asname or a.name).split(".")[0], node)
+            return
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                for name, value in _targets(t, node.value):
+                    self._bind(name, value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            for name, _ in _targets(node.target, None):
+                self._bind(name, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            for name, _ in _targets(node.target, None):
+                self._bind(name, node.iter)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    for name, _ in _targets(item.optional_vars, None):
+                        self._bind(name, item.context_expr)
+        for expr in ast.walk(node):  # walrus at module level binds a module name
+            if isinstance(expr, ast.NamedExpr) and isinstance(expr.target, ast.Name):
+                self._bind(expr.target.id, expr.value)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(node, field, []) or []:
+                if isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                    for stmt in child.body:
+                        self._statement(stmt)
+                elif isinstance(child, ast.stmt):
+                    self._statement(child)
+
+    def _anywhere(self, node: ast.AST) -> None:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self.attrs.setdefault(item.name, []).append(item)
+                elif isinstance(item, ast.Assign):
+                    for t in item.targets:
+                        for name, value in _targets(t, item.value):
+                            self.attrs.setdefault(name, []).append(value)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for sub in ast.walk(t):
+                    if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
+                        self.attrs.setdefault(sub.attr, []).append(node.value or ast.Constant(None))
+                        if sub.attr in REBINDING_STORES:
+                            self.rebinding = f"the code assigns `.{sub.attr}` (line {node.lineno}), which " \
+                                "rebinds code the grader reads"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            fn = node.func.id
+            if fn in REBINDING_CALLS:
+                self.rebinding = f"the code calls `{fn}` (line {node.lineno}), so the grader cannot see " \
+                    "which code runs; write the code out"
+            elif fn in ("setattr", "delattr") and node.args and not (
+                    isinstance(node.args[0], ast.Name) and node.args[0].id == "self"):
+                if len(node.args) == 3 and isinstance(node.args[1], ast.Constant) and \
+                        isinstance(node.args[1].value, str):
+                    self.attrs.setdefault(node.args[1].value, []).append(node.args[2])
+                else:
+                    self.rebinding = f"the code calls `{fn}` with a computed name (line {node.lineno}); assign " \
+                        "the attribute by name"
+        elif isinstance(node, ast.Attribute) and node.attr in REBINDING_ATTRS and \
+                not (node.attr == "path" and _root(node) != "sys") and \
+                not (node.attr in ("modules", "meta_path", "path_hooks") and _root(node) != "sys"):
+            self.rebinding = f"the code uses `.{node.attr}` (line {node.lineno}), which can rebind code the " \
+                "grader reads"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                node.value.strip().endswith(SOURCE_FILE_SUFFIXES) and len(node.value) < 300:
+            self.rebinding = f"the code names a Python file (line {node.lineno}); the grader reads only the " \
+                "code in the notebook's cells"
+
+
+class _Reader:
+    def __init__(self, index: _Index, forbid: set[str]):
+        self.index, self.forbid = index, forbid
+        self.seen_names: set[str] = set()
+        self.seen_attrs: set[str] = set()
+        self.seen_nodes: set[int] = set()
+
+    def check(self, roots: list[str]) -> str:
+        todo: list[ast.AST] = []
+        for name in roots:
+            self.seen_names.add(name)
+            todo += self.index.names.get(name, [])
+        while todo:
+            node = todo.pop()
+            if id(node) in self.seen_nodes:
+                continue
+            self.seen_nodes.add(id(node))
+            why = self._read(node, todo)
+            if why:
+                return why
+        return ""
+
+    def _read(self, root: ast.AST, todo: list[ast.AST]) -> str:
+        local = _locals(root)
+        parents = {id(c): p for p in ast.walk(root) for c in ast.iter_child_nodes(p)}
+        for node in ast.walk(root):
+            line = getattr(node, "lineno", "?")
+            if isinstance(node, ast.Attribute):
+                if node.attr in self.forbid:
+                    return f"the code uses `.{node.attr}` (line {line}), which this task may not use"
+                if node.attr in DYNAMIC_ATTRS:
+                    return f"the code reaches attributes through `.{node.attr}` (line {line}); write the calls out"
+                if node.attr not in self.seen_attrs:
+                    self.seen_attrs.add(node.attr)
+                    todo += self.index.attrs.get(node.attr, [])
+            elif isinstance(node, ast.Name):
+                if node.id in self.forbid and node.id not in local and node.id not in self.index.names:
+                    return f"the code uses `{node.id}` (line {line}), which this task may not use"
+                if node.id in DYNAMIC_ATTRS:
+                    return f"the code uses `{node.id}` (line {line}), which reaches attributes by computed names"
+                if node.id in DYNAMIC and node.id not in local:
+                    call = parents.get(id(node))
+                    plain = isinstance(call, ast.Call) and call.func is node and node.id in ("getattr", "setattr") \
+                        and len(call.args) > 1 and isinstance(call.args[1], ast.Constant) \
+                        and isinstance(call.args[1].value, str) and call.args[1].value not in self.forbid
+                    if not plain:
+                        return (f"the code uses `{node.id}` with a computed name or as a value (line {line}), so "
+                                "the grader cannot see which operations it uses; write the calls out")
+                    self.seen_attrs.add(call.args[1].value)
+                    todo += self.index.attrs.get(call.args[1].value, [])
+                elif node.id not in local and node.id not in self.seen_names:
+                    self.seen_names.add(node.id)
+                    todo += self.index.names.get(node.id, [])
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in self.forbid:
+                return f"the code names `{node.value}` in a string (line {line}), which this task may not use"
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                why = self._import(node)
+                if why:
+                    return why
+        return ""
+
+    def _import(self, node: ast.Import | ast.ImportFrom) -> str:
+        line = node.lineno
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                return f"the code imports relatively (line {line}); the grader reads only the notebook's code"
+            modules, names = [node.module or ""], [a.name for a in node.names]
+        else:
+            modules, names = [a.name for a in node.names], []
+        if "*" in names:
+            return f"the code imports `*` (line {line}), so the grader cannot see which names it uses"
+        if any(n in self.forbid for n in names + [m.rsplit(".", 1)[-1] for m in modules]):
+            return f"the code imports a name this task may not use (line {line})"
+        if any(n in DYNAMIC_ATTRS for n in names):
+            return f"the code imports a function that reaches attributes by computed names (line {line})"
+        for m in modules:
+            top = m.split(".")[0]
+            if top in CODE_LOADERS:
+                return f"the code imports `{top}` (line {line}), which loads or changes code the grader cannot read"
+            if not _installed(top):
+                return (f"the code imports `{top}` (line {line}), which is not an installed package: the grader "
+                        "reads only the notebook's code")
+        return ""
+
+
+def _locals(root: ast.AST) -> set[str]:
+    """Names a function (or lambda, comprehension, class) binds for itself: its parameters and what it assigns,
+    less what it declares global."""
+    names, declared = set(), set()
+    for node in ast.walk(root):
+        if isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared |= set(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not root:
+            names.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    if not isinstance(root, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        names = set()  # a module-level expression (the value of an assignment) binds nothing of its own
+    return names - declared
+
+
+_FOUND: dict[str, bool] = {}
+
+
+def _installed(top: str) -> bool:
+    """Whether `top` is a module of the grader's own environment (found, never imported)."""
+    if top not in _FOUND:
+        import importlib.util
+        import sys
+
+        try:
+            _FOUND[top] = top in sys.builtin_module_names or importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            _FOUND[top] = False
+    return _FOUND[top]

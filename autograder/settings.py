@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,9 +57,26 @@ def solution_budget_s(lab: str) -> int:
     """Seconds the lab's solution notebook may take under papermill with default parameters."""
     return SOLUTION_BUDGET_OVERRIDES_S.get(lab, SOLUTION_BUDGET_S)
 
+# Test cells whose reference runs give the judge nothing to compare, and why: their verdict is the learner
+# process's own. The quality run fails a lab with any other such cell (coursetools/mutants.py measures it), and
+# THREATS.md's list of what is still trusted is checked against this table (tests/test_lab_quality.py).
+UNJUDGED_KNOWN: dict[str, dict[str, str]] = {}
+
 SKIP_MARK = "SKIPPED (needs CUDA):"  # printed by labkit.skip_unless_cuda
 # stderr text nbgrader forgives in a test cell (nbgrader_config.py sets IgnorePattern to the same; a test checks)
 IGNORE_STDERR = r"(?m)(?:\w*Warning:|\d+%\||^\[?[WI]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )"
+
+
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")  # an id that can name a file or folder as it is
+
+
+def file_name(student_id: str) -> str:
+    """The file or folder name for a learner's pages, zips and runs: the id itself where it is a plain name,
+    else a digest of it (an id of 300 characters, with `/`, `..` or control characters, stays in its folder and
+    fits a file name)."""
+    if SAFE_ID.fullmatch(student_id) and ".." not in student_id:
+        return student_id
+    return "id-" + hashlib.sha256(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:20]
 
 
 def labs() -> list[str]:

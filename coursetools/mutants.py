@@ -66,6 +66,7 @@ class SolutionRun:
     cell_errors: list[str] = field(default_factory=list)  # any cell that failed in the solution
     test_scores: list[nbs.CellScore] = field(default_factory=list)
     rerun_problems: list[str] = field(default_factory=list)  # test cells that are not self-contained
+    unjudged: list[str] = field(default_factory=list)  # test cells whose reference runs give the judge nothing
     skipped_gpu: int = 0
     mutants: list[MutantResult] = field(default_factory=list)
     alternatives: list[MutantResult] = field(default_factory=list)  # `failed` must stay empty
@@ -117,6 +118,7 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
         for gid, ok, msg, *_ in base:
             if not ok:
                 run.rerun_problems.append(f"{gid}: {msg}")
+        run.unjudged = [gid for gid, _, _, judged, *_ in again if not judged]
         # A mutant's test may run 5x the solution's time (at least 30 s, at most the grader's cell limit): a
         # wrong answer that never ends fails there, as the grader's cell limit fails it, without the wait. The
         # solution's time is its slowest run of the test, the notebook's first included: a test whose first run
@@ -137,7 +139,7 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
                 for subset in (keep, list(range(len(tests)))):
                     broken, outcomes = _drive(session, mutant.source, [tests[k] for k in subset], answers,
                                               [limits[k] for k in subset], names=names,
-                                              seeds=[1000 + k for k in subset])
+                                              seeds=[runner_seed(tests[k][0]) for k in subset])
                     result.broken = broken
                     result.reasons = {}
                     for gid, ok, msg, passed, reason, _ in outcomes:
@@ -159,6 +161,13 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
     finally:
         session.stop()
     return run
+
+
+def runner_seed(label: str) -> int:
+    """The seed the grader's runner gives the test cell `label` (by grade_id, `sandbox_runner.cell_seed`)."""
+    from autograder.sandbox_runner import cell_seed
+
+    return cell_seed(0, label)
 
 
 def answer_cells(nb, entry: Entry) -> list[dict]:
@@ -187,9 +196,9 @@ def graded_tests(nb) -> list[tuple[str, str, bool]]:
 
 
 # Runs in the lab's kernel: define a mutant, run every test cell's source the way the grader
-# does (each test reseeded, the lab's interface observed by the sandbox runner's own Observer;
-# an exception or any stderr output loses the points, stderr matching nbgrader's IgnorePattern
-# is forgiven), then put the right answers back, all in one round trip. Returns JSON on stdout.
+# does (each test reseeded by its grade_id, the lab's interface observed by the sandbox runner's own Observer;
+# an exception loses the points, output on stderr does not), then put the right answers back, all in one round
+# trip. Returns JSON on stdout.
 DRIVER = r"""
 def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, limits, mode, max_records, seeds=None):
     import contextlib, io, json, re, signal, sys, time, traceback
@@ -228,10 +237,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
             observer.active = False
-        text = err.getvalue()
-        if text and not (ignore and re.search(ignore, text)):
-            return "wrote to stderr: " + text[:120]
-        return ""
+        return ""  # stderr (a warning, a log line) never fails a test: only an exception does
 
     def observe():
         ip.user_ns[runner.OBSERVE] = observer.observe
@@ -249,7 +255,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
                 outcomes.append((gid, False, "not run: an earlier test ran past its time", [], 0, 0.0))
                 continue
             t0 = time.perf_counter()
-            msg = run(src, seed=seeds[k] if seeds else 1000 + k, limit=limits[k])
+            msg = run(src, seed=seeds[k] if seeds else runner.cell_seed(0, gid), limit=limits[k])
             observed = observer.observed
             obs, cut = observer.take()
             if mode == "baseline" and not msg and (cut or observed > runner.OBSERVED_PER_CELL):
@@ -267,7 +273,17 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
     if mode == "baseline":
         runs.append(outcomes)
         globals()["__course_quality_ref"] = None
-        verdicts = [(gid, ok, msg, None, "", sec) for gid, ok, msg, obs, cut, sec in outcomes]
+        # what the judge can compare in each test: nothing when the runs observed nothing, or took different
+        # paths, or agree on no observation (compared in kind only)
+        from autograder import judge
+        previous = {o[0]: o for o in runs[-2]} if len(runs) > 1 else {}
+        verdicts = []
+        for gid, ok, msg, obs, cut, sec in outcomes:
+            judged = bool(obs)
+            if judged and gid in previous:
+                mask = judge.stable_mask(previous[gid][3], obs) if previous[gid][4] == cut else None
+                judged = bool(mask) and any(mask)
+            verdicts.append((gid, ok, msg, judged, "", sec))
     else:
         from autograder import judge
         hidden = {gid: h for gid, _, h in tests}

@@ -63,7 +63,7 @@ class LabQuality:
     def problems(self) -> dict[str, list[str]]:
         """check name -> what is wrong (empty lists mean the check passed)."""
         p: dict[str, list[str]] = {"solution": [], "blank": [], "mutants": [], "alternatives": [], "sync": [],
-                                   "time": []}
+                                   "time": [], "judged": []}
         p["solution"] += self.errors
         s, g = self.solution, self.grading
         if s:
@@ -72,8 +72,12 @@ class LabQuality:
                               for c in s.test_scores if c.score < c.max_score and not s.cell_errors]
             p["solution"] += [f"test cell is not re-runnable on its own (uses state of other cells?): {e}"
                               for e in s.rerun_problems]
-            if s.seconds > settings.solution_budget_s(self.lab):
-                p["time"].append(f"solution took {s.seconds:.0f} s, budget {settings.solution_budget_s(self.lab)} s")
+            known = settings.UNJUDGED_KNOWN.get(self.lab, {})
+            p["judged"] += [f"test cell with nothing the judge compares (its verdict would be the learner "
+                            f"process's own): {gid}" for gid in s.unjudged if gid not in known]
+            if s.seconds > 3 * settings.solution_budget_s(self.lab):  # a budget is reported; only 3x fails
+                p["time"].append(f"solution took {s.seconds:.0f} s, more than three times its budget of "
+                                 f"{settings.solution_budget_s(self.lab)} s")
             for m in s.mutants:
                 if m.caught:
                     continue
@@ -240,8 +244,8 @@ def run_all(labs: list[str] | None = None, course: bool | list[Path] = True, job
 
 
 def format_table(report: QualityReport) -> str:
-    head = (f"{'lab':<22}{'solution':>10}{'run':>10}{'blank':>7}{'mutants':>9}{'alternatives':>14}{'seconds':>9}"
-            f"{'GPU skipped':>13}  status")
+    head = (f"{'lab':<22}{'solution':>10}{'run':>10}{'blank':>7}{'mutants':>9}{'alternatives':>14}{'unjudged':>10}"
+            f"{'seconds':>9}{'GPU skipped':>13}  status")
     lines = ["lab quality", head, "-" * len(head)]
     for q in report.labs:
         s, g = q.solution, q.grading
@@ -253,14 +257,18 @@ def format_table(report: QualityReport) -> str:
             if s else "-"
         bad = [k for k, v in q.problems().items() if v]
         status = "ok" if not bad else "FAIL: " + ", ".join(bad)
-        lines.append(f"{q.lab:<22}{sol:>10}{ran:>10}{blank:>7}{mut:>9}{alts:>14}{q.seconds:>9.1f}"
+        unjudged = f"{len(s.unjudged)}" if s else "-"
+        lines.append(f"{q.lab:<22}{sol:>10}{ran:>10}{blank:>7}{mut:>9}{alts:>14}{unjudged:>10}{q.seconds:>9.1f}"
                      f"{(s.skipped_gpu if s else 0):>13}  {status}")
+        if s and s.unjudged:
+            lines.append(f"{'':<22}test cells with nothing judged: {', '.join(s.unjudged)}")
         untested = q.untested()
         if untested:
             lines.append(f"{'':<22}graded tests no mutant fails: {', '.join(untested)}")
     lines.append("  solution = the filled-in student notebook autograded by nbgrader; run = the solution "
                  "notebook's own test cells; alternatives = right answers written differently, full marks both in "
-                 "the kernel and through the grader")
+                 "the kernel and through the grader; unjudged = test cells whose reference runs give the judge "
+                 "nothing to compare (settings.UNJUDGED_KNOWN lists the known ones and why)")
     if report.course:
         lines += ["", "course notebooks", "-" * len(head)]
         for c in sorted(report.course, key=lambda c: c.path):

@@ -382,3 +382,59 @@ def test_a_roster_from_a_spreadsheet_and_one_that_cannot_be_read(tmp_path):
 
 def test_settings_name_the_fixtures_once():
     assert settings.EXPLOITS.is_dir() and settings.MUTANTS.is_dir() and settings.DEMO_CLASS.is_dir()
+
+
+# ---- no input stops or corrupts the class ----
+
+def test_re_submissions_in_a_zip_stage_apart_and_the_last_counts(tmp_path):
+    """A zip listing a1, b1, b2, a2 (the same time, as an LMS that stamps entries when it builds the zip) gives
+    each learner their own notebook, and the last re-submission ("-1", "-2" after the file name) counts."""
+    def nb(mark: str) -> bytes:
+        n = nbformat.v4.new_notebook()
+        n.metadata["mark"] = mark
+        return nbformat.writes(n).encode()
+
+    when = (2026, 9, 20, 12, 0, 0)
+    archive = _zip(tmp_path / "download.zip", [
+        (zipfile.ZipInfo(f"amy_{LAB}.ipynb", when), nb("a1")),
+        (zipfile.ZipInfo(f"bob_{LAB}.ipynb", when), nb("b1")),
+        (zipfile.ZipInfo(f"bob_{LAB}-1.ipynb", when), nb("b2")),
+        (zipfile.ZipInfo(f"amy_{LAB}-1.ipynb", when), nb("a2")),
+    ])
+    handins, _ = collect.collect(archive, LAB, tmp_path / "staged", collect.Policy())
+    marks = {sid: json.loads(h.path.read_text())["metadata"]["mark"] for sid, h in handins.items()}
+    assert marks == {"amy": "a2", "bob": "b2"}, marks
+    assert all("2 hand-ins from this student" in h.notes[0] for h in handins.values())
+
+
+def test_every_folder_gets_a_row(tmp_path):
+    subs = tmp_path / "subs"
+    notebook(subs / "ann" / f"{LAB}.ipynb")
+    notebook(subs / "bea" / "lab02-dispatcher.ipynb")  # another lab's notebook
+    (subs / "cal").mkdir()  # empty
+    (subs / "dan").symlink_to(subs / "ann")  # a folder that is a link
+    handins, _ = collect.collect(subs, LAB, tmp_path / "staged", collect.Policy())
+    status = {sid: h.status for sid, h in handins.items()}
+    assert status["ann"] == "ok"
+    assert status["bea"].startswith("missing: the folder holds no") and status["cal"] == status["bea"], status
+    assert status["dan"] == "refused: the folder is a symbolic link", status
+
+
+@pytest.mark.parametrize("value", ["3000000d", "99999999999d", "9" * 400 + "w", "2030-07-01 12:00"])
+def test_an_extension_too_long_is_refused_with_its_file_and_learner(tmp_path, value):
+    toml = tmp_path / "grading.toml"
+    toml.write_text(f'[due]\n"lab01" = "2026-07-01T12:00:00Z"\n[extensions]\n"lab01" = {{ amy = "{value}" }}\n')
+    with pytest.raises(ValueError, match=r"grading\.toml: \[extensions\] lab01: amy: "):
+        collect.load_policy(toml)
+
+
+def test_an_extension_for_nobody_is_reported():
+    policy = collect.Policy(extensions={LAB: {"amy": timedelta(days=1), "zed": timedelta(days=1)}})
+    assert collect.unknown_extensions(policy, LAB, {"amy": {}}, {"amy": None}) == ["zed"]
+
+
+def test_file_names_made_from_ids_stay_in_their_folder_and_fit():
+    for sid in ("x" * 300, "../../etc", "/abs/path", "a/b", "..", "tab\tname", "ok.id"):
+        name = settings.file_name(sid)
+        assert "/" not in name and name not in ("", ".", "..") and len(name) <= 64, (sid, name)
+    assert settings.file_name("ada") == "ada" and settings.file_name("x" * 300) != settings.file_name("x" * 301)

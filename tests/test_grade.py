@@ -3,6 +3,7 @@ a killed and resumed run, and manual scores that survive a regrade."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import html
 import io
@@ -21,7 +22,7 @@ import nbformat
 import pytest
 
 from autograder import notebooks as nbs
-from autograder import sandbox, settings
+from autograder import run, sandbox, settings
 from coursetools import demo
 
 LAB = "lab01-strides"
@@ -258,6 +259,42 @@ _t0 = time.perf_counter()
 gc.enable()
 """
 
+# A right answer that is noisy and untidy: scratch cells that draw random numbers before the tests, every
+# answer function printing to stderr, logging and warning each time it is called, and a helper that uses the
+# forbidden `as_strided` kept in contiguous_strides' own cell (contiguous_strides never calls it). None of it
+# may change a point (seeds follow grade_ids, stderr is not an error, constraints follow functions).
+NOISY_WRAPPER = """
+import functools
+import logging
+import sys
+import warnings
+
+
+def _noisy(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        print("note: calling", fn.__name__, file=sys.stderr)
+        logging.getLogger("lab").warning("called %s", fn.__name__)
+        warnings.warn("a warning from a right answer")
+        return fn(*args, **kwargs)
+    return inner
+"""
+
+
+def honest_noisy(solution_nb):
+    nb = copy.deepcopy(solution_nb)
+    answers = [n for n, c in enumerate(nb.cells) if nbs.is_solution(c)]
+    for cell in nb.cells:
+        if nbs.is_solution(cell) and "def contiguous_strides" in cell.source:
+            cell.source += "\n\ndef _peek(t):\n    return t.as_strided((1,), (1,))\n"
+    names = run.interface(nb)
+    for n in reversed(answers):  # after each answer: a scratch cell that also wraps what the answer defined
+        wrap = "".join(f"{name} = _noisy({name})\n" for name in names if f"def {name}(" in nb.cells[n].source)
+        scratch = "import random\nimport torch\nscratch = 1\nrandom.random(), torch.rand(3)\n" + wrap
+        nb.cells.insert(n + 1, nbformat.v4.new_code_cell((NOISY_WRAPPER if n == answers[0] else "") + scratch))
+    return nb
+
+
 @pytest.fixture(scope="module")
 def exploit_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("exploits")
@@ -268,6 +305,7 @@ def exploit_run(tmp_path_factory):
     for e in exploits:
         hand_ins[e.name.replace("_", "-")] = demo.exploit_handin(e, student, solution)
     hand_ins["honest-idioms"] = demo.prepend_to_first_answer(hand_ins["solution"], HONEST_IDIOMS)
+    hand_ins["honest-noisy"] = honest_noisy(hand_ins["solution"])
     for sid, nb in hand_ins.items():
         nbs.write(nb, base / "class" / sid / f"{LAB}.ipynb")
     proc = grade(base, "--submissions", str(base / "class"))
@@ -295,10 +333,12 @@ def test_no_exploit_scores_more_than_a_blank_hand_in(exploit_run):
         f"the honest hand-in graded beside the exploits lost points: {rows['solution']}\n{log}"
     assert float(rows["honest-idioms"]["score"]) == float(rows["honest-idioms"]["max_score"]), \
         f"a right answer written with ordinary Python idioms lost points: {rows['honest-idioms']}\n{log}"
+    assert float(rows["honest-noisy"]["score"]) == float(rows["honest-noisy"]["max_score"]), \
+        f"a right answer with scratch cells, stderr, logging and warnings lost points: {rows['honest-noisy']}\n{log}"
     beaten = {sid: (r["score"], r["status"]) for sid, r in rows.items()
-              if sid not in ("blank", "solution", "honest-idioms") and float(r["score"]) > blank}
+              if sid not in ("blank", "solution", "honest-idioms", "honest-noisy") and float(r["score"]) > blank}
     assert not beaten, f"exploits that scored more than the untouched notebook ({blank:g}): {beaten}\n{log}"
-    assert len(rows) == len(exploits) + 3, "every exploit gets a row: none stopped the class"
+    assert len(rows) == len(exploits) + 4, "every exploit gets a row: none stopped the class"
 
 
 CHANNEL_FORGERS = {"print-fake-pass", "forge-observations", "wrong-shape-record", "active-content"}

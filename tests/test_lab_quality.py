@@ -24,7 +24,8 @@ CHECKS = {
     "blank": "the untouched student notebook autogrades to 0",
     "mutants": "every mutant loses points on the test it names",
     "sync": "labs/ equals a fresh regeneration from solutions/",
-    "time": "the solution fits its time budget",
+    "time": "the solution fits three times its time budget (a loaded machine is slow, not broken)",
+    "judged": "every test cell gives the judge something to compare (or is listed in settings.UNJUDGED_KNOWN)",
 }
 
 
@@ -42,4 +43,7 @@ def test_lab_quality(quality_report, lab_id, check):
 def test_walkthrough_runs_within_budget(quality_report, path):
     run = next(c for c in quality_report.course if c.path.endswith(path))
     assert not run.error, f"{path} failed:\n{run.error}"
-    assert run.seconds <= settings.NOTEBOOK_BUDGET_S, f"{path} took {run.seconds:.0f} s (budget 60 s)"
+    budget = settings.NOTEBOOK_BUDGET_S
+    if run.seconds > budget:
+        print(f"\n  {path} took {run.seconds:.0f} s, over its budget of {budget} s (fails past {3 * budget} s)")
+    assert run.seconds <= 3 * budget, f"{path} took {run.seconds:.0f} s, more than three times its {budget} s budget"

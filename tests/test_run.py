@@ -95,3 +95,138 @@ def test_the_interface_comes_from_the_instructors_source():
     assert "seeded_worker_init" in lab11 and "loader_draws" not in lab11, \
         "loader_draws' draws depend on how a right answer derives its seeds: it must not be judged"
     assert not [n for n in lab10 + lab11 if n.startswith("_")]
+
+
+# ---- no false zeros: what is not the answer never changes a score ----
+
+def _runner_outputs(cells: list[dict]) -> dict[str, str]:
+    """Run cells through the sandbox runner (no sandbox: plain Python) and give each test cell's stdout."""
+    from autograder import run
+
+    job = {"schema": 2, "nonce": "n" * 32, "cell_timeout": 30, "output_limit": 10_000, "seed": 0, "interface": [],
+           "max_observations": 100, "fields": {}, "cells": cells}
+    result = run._run_insecure(json.dumps(job).encode(), 60, 1, None)
+    _, records, flags = read_records(result, "n" * 32, len(cells))
+    assert not flags, flags
+    return {c["label"]: "".join(o.get("text", "") for o in records[n]["outputs"])
+            for n, c in enumerate(cells) if c["kind"] == "test"}
+
+
+def test_a_scratch_cell_does_not_shift_a_test_cells_seed():
+    """Each test cell is seeded by its grade_id (sandbox_runner.cell_seed), not by its position: a hand-in that
+    adds a cell before a test draws the same random inputs in it as the reference did."""
+    def cells(scratch: bool):
+        out = [{"kind": "answer", "label": "answer", "source": "x = 1", "hidden": False}]
+        if scratch:
+            out.append({"kind": "answer", "label": "added", "source": "import random\nrandom.random()",
+                        "hidden": False})
+        return out + [{"kind": "test", "label": "test_draws", "hidden": False,
+                       "source": "import random\nprint(random.random())"}]
+
+    plain, with_scratch = _runner_outputs(cells(False)), _runner_outputs(cells(True))
+    assert plain["test_draws"] and plain == with_scratch, (plain, with_scratch)
+
+
+def test_stderr_in_a_test_cell_is_kept_but_never_scores_zero():
+    """nbgrader's determine_grade scores a cell with any stderr stream 0; the grader shows it as stdout, so a
+    warning or a log line from a right answer (or a library) costs nothing. Only an error fails a test."""
+    import nbformat
+
+    from autograder import notebooks as nbs
+    from autograder.run import test_outputs
+
+    outputs = test_outputs(sanitize_outputs([{"output_type": "stream", "name": "stderr",
+                                              "text": "UserWarning: careful\nINFO a log line\n"}]))
+    cell_ = nbformat.v4.new_code_cell("x", metadata={"nbgrader": {"grade": True, "grade_id": "t", "points": 2}},
+                                      outputs=outputs)
+    assert nbs.score_test_cell(cell_).score == 2 and "careful" in outputs[0]["text"]
+    from nbgrader.utils import determine_grade
+
+    assert determine_grade(cell_) == (2, 2), "nbgrader itself must score it full"
+
+
+def test_a_lone_surrogate_or_a_flood_of_outputs_is_written_safely():
+    import nbformat
+
+    outputs = sanitize_outputs([{"output_type": "stream", "name": "stdout", "text": "a\ud800b"}] * 300_000)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=outputs)])
+    assert "\\ud800" in nbformat.writes(nb) and len(outputs) <= 64
+
+
+def test_constraints_follow_functions_not_cells_and_what_cannot_be_read_fails():
+    rule = {"forbid": ["transpose", "as_strided"], "constrains": ["test_t"]}
+    ok = "def transpose_view(t, a, b):\n    return t.as_strided_ok(a, b)\n"
+
+    def judged(source, *extra):
+        cells = [answer("transpose_view", source, **rule)] + [answer("added", x) for x in extra]
+        return screen.constraint_failures(cells).get("test_t", "")
+
+    # a helper in the same cell that the constrained function never calls may use anything
+    assert judged(ok + "\ndef _debug(t):\n    return t.as_strided((1,), (1,))\n") == ""
+    assert judged("def transpose_view(t, a, b):\n    strides = list(t.shape)\n    return strides\n",
+                  "def other(x):\n    strides = x.transpose(0, 1)\n    return strides\n") == "", \
+        "a local name is the function's own, not another function's"
+    import_sys = "import sys, warnings, functools, operator\n"
+    noisy = ("def transpose_view(t, a, b):\n    print('note', file=sys.stderr)\n    warnings.warn('w')\n"
+             "    return functools.reduce(operator.mul, [a, b], 1)\n")
+    assert judged(import_sys + noisy) == "", "printing to stderr, warning, reduce over operator.mul are fine"
+    hidden = {
+        "a def under if": ("if True:\n    def _h(t, a, b):\n        return t.transpose(a, b)\n"
+                           "def transpose_view(t, a, b):\n    return _h(t, a, b)\n"),
+        "a lambda in a tuple": "_h, _x = (lambda t, a, b: t.transpose(a, b)), 1\n"
+                               "def transpose_view(t, a, b):\n    return _h(t, a, b)\n",
+        "a method attached later": "class B:\n    pass\nB.go = lambda self, t: t.transpose(0, 1)\n"
+                                   "def transpose_view(t, a, b):\n    return B().go(t)\n",
+        "setattr with a constant name": "class B:\n    pass\nsetattr(B, 'go', lambda self, t: t.transpose(0, 1))\n"
+                                        "def transpose_view(t, a, b):\n    return B().go(t)\n",
+        "attrgetter": "from operator import attrgetter\n"
+                      "def transpose_view(t, a, b):\n    return attrgetter('tr' + 'anspose')(t)(a, b)\n",
+        "reduce over getattr": "import functools\ndef transpose_view(t, a, b):\n"
+                               "    return functools.reduce(getattr, ['tr' + 'anspose'], t)(a, b)\n",
+        "a module the grader cannot find": "import my_helper\ndef transpose_view(t, a, b):\n"
+                                           "    return my_helper.swap(t, a, b)\n",
+        "importlib": "import importlib\ndef transpose_view(t, a, b):\n    return importlib.import_module('x')\n",
+        "the forbidden name in a string": "def transpose_view(t, a, b):\n    return t.__getattribute__('transpose')\n",
+        "a frame's globals": "import sys\ndef transpose_view(t, a, b):\n    return sys._getframe().f_globals['h'](t)\n",
+        "a rebinding elsewhere": (ok, "globals()['transpose_view'] = lambda t, a, b: t.transpose(a, b)\n"),
+        "__code__ swapped elsewhere": (ok, "def _g(t, a, b):\n    return t.transpose(a, b)\n"
+                                           "transpose_view.__code__ = _g.__code__\n"),
+        "a python file named": (ok, "open('h' + '.py', 'w').write('x')\n"),
+        "a later rebinding": (ok, "transpose_view = lambda t, a, b: t.transpose(a, b)\n"),
+    }
+    for what, source in hidden.items():
+        source, *extra = source if isinstance(source, tuple) else (source,)
+        assert judged(source, *extra), f"{what}: the reader let it through"
+
+
+def test_the_constrained_functions_own_name_and_harmless_dunders_are_fine():
+    rule = {"forbid": ["is_contiguous"], "constrains": ["test_c"]}
+    cells = [answer("is_contiguous", "def is_contiguous(shape, strides):\n    return True\n", **rule),
+             answer("added", "import functools\n\ndef _wrap(fn):\n    @functools.wraps(fn)\n"
+                             "    def inner(*a):\n        return fn(*a)\n    return inner\n\n"
+                             "is_contiguous = _wrap(is_contiguous)\nname = is_contiguous.__class__.__name__\n")]
+    assert screen.constraint_failures(cells) == {}
+
+
+def test_padded_and_flooding_records_keep_the_grader_small_and_quick():
+    """A hand-in that found the run's nonce can write records itself: one with 200 000 outputs, one padded by
+    60 MB. The grader reads the channel line by line, refuses a record larger than the runner writes, and keeps
+    64 outputs a cell: it stays far under 512 MB and reads both in seconds, not minutes."""
+    import time
+    import tracemalloc
+
+    flood = cell(0, outputs=[{"output_type": "stream", "name": "stdout", "text": "y"}] * 200_000)
+    pad = cell(1, outputs=[{"output_type": "stream", "name": "stdout", "text": "x" * (60 << 20)}])
+    result = channel(flood, pad)
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        status_, records, flags = read_records(result, "n" * 32, 2)
+        kept = [sanitize_outputs(r["outputs"]) for r in records.values()]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sorted(records) == [0] and "larger than the runner writes" in flags[0], flags
+    assert len(kept[0]) == 64 and kind_of(status_) == Status.FORGED
+    assert peak < 512 << 20, f"reading the records took {peak / 2**20:.0f} MB"
+    assert time.perf_counter() - t0 < 30
