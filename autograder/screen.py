@@ -133,11 +133,11 @@ def screen(sources: list[str], protected: set[str] | None = None) -> list[str]:
 DYNAMIC = {"getattr", "setattr", "delattr", "vars", "eval", "exec", "compile", "__import__", "globals", "locals",
            "breakpoint"}
 DYNAMIC_ATTRS = {"__dict__", "__getattribute__", "__getattr__", "methodcaller", "attrgetter", "import_module",
-                 "__wrapped__", "__code__", "__func__", "__globals__", "__builtins__", "__class__", "__bases__",
-                 "__mro__", "__subclasses__", "__setattr__", "__delattr__", "__closure__", "__defaults__",
-                 "__kwdefaults__", "mro", "_getframe", "f_globals", "f_locals", "f_back", "tb_frame"}
+                 "__wrapped__", "__code__", "__func__", "__globals__", "__builtins__", "__subclasses__", "__setattr__",
+                 "__delattr__", "__closure__", "__defaults__", "__kwdefaults__", "_getframe", "f_globals", "f_locals",
+                 "f_back", "tb_frame"}
 # Calls and attributes that can rebind code the reader follows, wherever they stand in the hand-in.
-REBINDING_CALLS = {"exec", "eval", "compile", "globals", "vars", "locals", "__import__"}
+REBINDING_CALLS = {"exec", "eval", "compile", "globals", "locals", "__import__"}  # and vars() with no argument
 REBINDING_ATTRS = {"__code__", "__dict__", "__globals__", "__builtins__", "__setattr__", "modules", "meta_path",
                    "path_hooks", "path"}
 REBINDING_STORES = REBINDING_ATTRS | {"__class__", "__bases__", "__call__", "__getattr__", "__getattribute__"}
@@ -266,7 +266,7 @@ class _Index:
                                 "rebinds code the grader reads"
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             fn = node.func.id
-            if fn in REBINDING_CALLS:
+            if fn in REBINDING_CALLS or (fn == "vars" and not node.args):
                 self.rebinding = f"the code calls `{fn}` (line {node.lineno}), so the grader cannot see " \
                     "which code runs; write the code out"
             elif fn in ("setattr", "delattr") and node.args and not (
@@ -330,6 +330,9 @@ class _Reader:
                     return f"the code uses `{node.id}` (line {line}), which reaches attributes by computed names"
                 if node.id in DYNAMIC and node.id not in local:
                     call = parents.get(id(node))
+                    if isinstance(call, ast.Call) and call.func is node and node.id == "vars" and \
+                            len(call.args) == 1 and isinstance(call.args[0], ast.Name) and call.args[0].id in local:
+                        continue  # the attributes of an object the function was given, not of a module or class
                     plain = isinstance(call, ast.Call) and call.func is node and node.id in ("getattr", "setattr") \
                         and len(call.args) > 1 and isinstance(call.args[1], ast.Constant) \
                         and isinstance(call.args[1].value, str) and call.args[1].value not in self.forbid
@@ -341,8 +344,6 @@ class _Reader:
                 elif node.id not in local and node.id not in self.seen_names:
                     self.seen_names.add(node.id)
                     todo += self.index.names.get(node.id, [])
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in self.forbid:
-                return f"the code names `{node.value}` in a string (line {line}), which this task may not use"
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 why = self._import(node)
                 if why:

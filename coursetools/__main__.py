@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--dest", type=Path, default=settings.STUDENT_DIST)
     d.add_argument("--weeks", help="release these weeks only: 1-3, 1,2,5 (default: every week)")
     sub.add_parser("image", help="build and smoke-test the learners' container image (Docker or Podman)")
+    sub.add_parser("threats", help="rewrite THREATS.md's generated list of what the grader still trusts")
     a = p.parse_args(argv)
 
     if a.cmd == "lint":
@@ -86,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             if clean != nb:
                 nbs.write(clean, path)
                 print(f"cleaned {path.relative_to(settings.ROOT)}")
+        return 0
+    if a.cmd == "threats":
+        from coursetools import threats
+        print(f"{'rewrote' if threats.write() else 'unchanged:'} {threats.THREATS.relative_to(settings.ROOT)}")
         return 0
     if a.cmd == "image":
         from coursetools import image

@@ -47,3 +47,12 @@ def test_walkthrough_runs_within_budget(quality_report, path):
     if run.seconds > budget:
         print(f"\n  {path} took {run.seconds:.0f} s, over its budget of {budget} s (fails past {3 * budget} s)")
     assert run.seconds <= 3 * budget, f"{path} took {run.seconds:.0f} s, more than three times its {budget} s budget"
+
+
+def test_threats_md_lists_what_is_still_trusted_as_the_code_has_it():
+    """THREATS.md's table of declared constraints, in-process rules and unjudged test cells is generated from the
+    notebooks and settings; a lab that gains an in-process check or a constraint changes it."""
+    from coursetools import threats
+
+    assert threats.current() == threats.render(), \
+        "autograder/THREATS.md's generated table is stale: run `python -m coursetools threats` and commit it"

@@ -186,7 +186,8 @@ def test_constraints_follow_functions_not_cells_and_what_cannot_be_read_fails():
         "a module the grader cannot find": "import my_helper\ndef transpose_view(t, a, b):\n"
                                            "    return my_helper.swap(t, a, b)\n",
         "importlib": "import importlib\ndef transpose_view(t, a, b):\n    return importlib.import_module('x')\n",
-        "the forbidden name in a string": "def transpose_view(t, a, b):\n    return t.__getattribute__('transpose')\n",
+        "__getattribute__": "def transpose_view(t, a, b):\n    return t.__getattribute__('transpose')\n",
+        "vars of a module": "import torch\ndef transpose_view(t, a, b):\n    return vars(torch)['trans' + 'pose'](t)\n",
         "a frame's globals": "import sys\ndef transpose_view(t, a, b):\n    return sys._getframe().f_globals['h'](t)\n",
         "a rebinding elsewhere": (ok, "globals()['transpose_view'] = lambda t, a, b: t.transpose(a, b)\n"),
         "__code__ swapped elsewhere": (ok, "def _g(t, a, b):\n    return t.transpose(a, b)\n"
