@@ -42,7 +42,7 @@ class Reference:
 
     def unjudged(self) -> list[str]:
         """Test cells the judge has nothing to compare for (the verdict is the test cell's own)."""
-        return sorted(k for k, c in self.cells.items() if c["stable"] is None or not c["obs"])
+        return sorted(k for k, c in self.cells.items() if not judge.judged(c))
 
 
 def grader_files() -> list[Path]:
@@ -102,8 +102,7 @@ def build(lab: str, source_path: Path, release: NotebookNode, *, sandboxed: bool
         if cell["kind"] != "test":
             continue
         ra, rb = a.records[n], b.records[n]
-        stable = judge.stable_mask(ra["obs"], rb["obs"]) if ra["obs_cut"] == rb["obs_cut"] else None
-        ref.cells[cell["label"]] = {"obs": ra["obs"], "cut": ra["obs_cut"], "stable": stable,
+        ref.cells[cell["label"]] = {**judge.reference_cell(ra["obs"], rb["obs"], ra["obs_cut"], rb["obs_cut"]),
                                     "hidden": cell["hidden"]}
     stored.parent.mkdir(parents=True, exist_ok=True)
     tmp = stored.with_suffix(".tmp")

@@ -253,7 +253,55 @@ def _encode(value, tensor_args, depth):
             return _array(arr, {"t": "ndarray", "dtype": str(arr.dtype), "shape": list(arr.shape), "jax": True})
         except Exception:  # noqa: BLE001 - a jax object that is not an array
             pass
-    return {"t": "object", "cls": t.__name__}
+    structured = _structured(value, torch)
+    if structured is not None:
+        return structured
+    return {"t": "object", "cls": f"{t.__module__}.{t.__qualname__}"[:200]}
+
+
+def _target(target):
+    """An FX node's target as plain text: an op's qualified name, a function's module and name, a method's or
+    a submodule's attribute path."""
+    if isinstance(target, str):
+        return target
+    name = getattr(target, "__name__", None)
+    if type(target).__module__.startswith("torch._ops"):
+        return str(target)
+    module = getattr(target, "__module__", None) or ""
+    return f"{module}.{name}" if name else type(target).__qualname__
+
+
+def _graph_nodes(graph):
+    """A graph as the multiset of what its nodes do (op kind and target; placeholders and outputs by kind, their
+    names are a right answer's own), sorted, so two graphs that compute the same way in another order agree."""
+    nodes = []
+    for node in list(graph.nodes)[:4 * MAX_ITEMS]:
+        nodes.append([node.op, "" if node.op in ("placeholder", "output", "get_attr") else _target(node.target)])
+    return sorted(nodes)
+
+
+def _structured(value, torch):
+    """Values of torch's own kinds as the data they stand for: an operator handle by its qualified name and
+    schema, an FX graph (or a GraphModule) by its nodes, an exported program by its graph and signature."""
+    if torch is None:
+        return None
+    ops = sys.modules.get("torch._ops")
+    if ops is not None and isinstance(value, (ops.OpOverload, ops.OpOverloadPacket)):
+        enc = {"t": "op", "v": str(value)}
+        schema = getattr(value, "_schema", None)
+        if schema is not None:
+            enc["schema"] = str(schema)
+        return enc
+    fx = sys.modules.get("torch.fx")
+    if fx is not None and isinstance(value, (fx.GraphModule, fx.Graph)):
+        return {"t": "graph", "nodes": _graph_nodes(value if isinstance(value, fx.Graph) else value.graph)}
+    export = sys.modules.get("torch.export")
+    if export is not None and isinstance(value, getattr(export, "ExportedProgram", ())):
+        signature = value.graph_signature
+        return {"t": "exported", "nodes": _graph_nodes(value.graph),
+                "inputs": [str(spec.kind) for spec in signature.input_specs],
+                "outputs": [str(spec.kind) for spec in signature.output_specs]}
+    return None
 
 
 def _exception_types(e):

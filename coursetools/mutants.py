@@ -281,8 +281,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
         for gid, ok, msg, obs, cut, sec in outcomes:
             judged = bool(obs)
             if judged and gid in previous:
-                mask = judge.stable_mask(previous[gid][3], obs) if previous[gid][4] == cut else None
-                judged = bool(mask) and any(mask)
+                judged = judge.judged(judge.reference_cell(previous[gid][3], obs, previous[gid][4], cut))
             verdicts.append((gid, ok, msg, judged, "", sec))
     else:
         from autograder import judge
@@ -291,7 +290,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
         if ref is None:
             ref = {}
             for (gid, _, _, obs, cut, _), (_, _, _, obs2, cut2, _) in zip(runs[-2], runs[-1]):
-                ref[gid] = {"obs": obs, "cut": cut, "stable": judge.stable_mask(obs, obs2) if cut == cut2 else None}
+                ref[gid] = judge.reference_cell(obs, obs2, cut, cut2)
             globals()["__course_quality_ref"] = ref
         verdicts = []
         for gid, ok, msg, obs, cut, sec in outcomes:

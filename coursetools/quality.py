@@ -122,6 +122,7 @@ class QualityReport:
     labs: list[LabQuality]
     course: list[CourseRun]
     seconds: float
+    reused: list[str] = field(default_factory=list)  # labs and walkthroughs whose cached result was reused
 
 
 # ---- jobs (module-level so a spawned worker can run them) ----
@@ -204,6 +205,89 @@ def _course_job(path: str, params: dict, threads: int) -> CourseRun:
     return run
 
 
+# ---- the cache: a lab whose every input is unchanged is not run again ----
+#
+# A clean result (a lab with no problem, a walkthrough that ran) is kept outside the checkout, under a hash of
+# everything that decides it: the lab's notebooks, data files and catalogues (or the walkthrough), the grader,
+# coursetools and labkit, the requirements and the installed torch, the run's parameters and whether the sandbox
+# is there. A fresh clone on the same machine (CI after a session) reuses it; a change anywhere in those runs
+# the lab again. COURSE_QUALITY_CACHE=<dir> moves it, COURSE_QUALITY_CACHE=off turns it off.
+
+def cache_dir() -> Path | None:
+    import os
+
+    where = os.environ.get("COURSE_QUALITY_CACHE", "")
+    if where.lower() in ("off", "0", "no"):
+        return None
+    return Path(where) if where else Path.home() / ".cache" / "pytorch-internals-course" / "quality"
+
+
+def _common_hash(params: dict) -> str:
+    import hashlib
+    import importlib.metadata
+    import sys
+
+    from autograder import sandbox
+
+    h = hashlib.sha256()
+    files = [p for d in ("autograder", "coursetools", "labkit") for p in sorted((settings.ROOT / d).rglob("*"))
+             if p.is_file() and p.suffix in (".py", ".txt", ".toml", ".cfg", ".json") and "__pycache__" not in p.parts]
+    files += [settings.NBGRADER_CONFIG, settings.POLICY_FILE, settings.ROOT / "requirements.txt",
+              settings.ROOT / "requirements.lock", settings.ROOT / "pyproject.toml"]
+    for f in files:
+        if f.exists():
+            h.update(str(f.relative_to(settings.ROOT)).encode() + b"\0" + f.read_bytes())
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = "?"
+    h.update(repr((sys.version, torch_version, sorted(params.items()), sandbox.available(),
+                   settings.WARM_SANDBOX)).encode())
+    return h.hexdigest()
+
+
+def _task_hash(common: str, kind: str, key: str) -> str:
+    import hashlib
+
+    h = hashlib.sha256(common.encode() + kind.encode())
+    if kind == "course":
+        paths = [Path(key)]
+    else:
+        paths = sorted(p for d in (settings.SOLUTIONS / key, settings.LABS / key) if d.exists()
+                       for p in d.rglob("*") if p.is_file()) + \
+            [settings.MUTANTS / f"{key}.md", settings.ALTERNATIVES / f"{key}.md"]
+    for p in paths:
+        if p.exists():
+            h.update(str(p.relative_to(settings.ROOT)).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:32]
+
+
+def _cached(folder: Path | None, kind: str, key: str, digest: str):
+    import pickle
+
+    if folder is None:
+        return None
+    path = folder / f"{kind}-{Path(key).stem}-{digest}.pickle"
+    try:
+        return pickle.loads(path.read_bytes()) if path.exists() else None
+    except Exception:  # noqa: BLE001 - a damaged or older entry is run again
+        return None
+
+
+def _store(folder: Path | None, kind: str, key: str, digest: str, result) -> None:
+    import pickle
+
+    if folder is None or result is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{kind}-{Path(key).stem}-{digest}.tmp"
+        tmp.write_bytes(pickle.dumps(result))
+        tmp.replace(folder / f"{kind}-{Path(key).stem}-{digest}.pickle")
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
 def run_all(labs: list[str] | None = None, course: bool | list[Path] = True, jobs: int | None = None,
             params: dict | None = None, progress=print) -> QualityReport:
     labs = settings.labs() if labs is None else labs
@@ -220,6 +304,21 @@ def run_all(labs: list[str] | None = None, course: bool | list[Path] = True, job
     results: dict[tuple[str, str], object] = {}
     errors: dict[str, list[str]] = {lab: [] for lab in labs}
     course_runs = []
+    folder = cache_dir()
+    common = _common_hash(params) if folder is not None else ""
+    digests = {(kind, key): _task_hash(common, kind, key) for kind, key, _ in tasks} if folder is not None else {}
+    reused: set[tuple[str, str]] = set()
+    for kind, key, _ in tasks:
+        hit = _cached(folder, kind, key, digests.get((kind, key), ""))
+        if hit is not None:
+            reused.add((kind, key))
+            if kind == "course":
+                hit.path = key
+                course_runs.append(hit)
+            else:
+                results[(kind, key)] = hit
+            progress(f"  reused: {kind:<8} {Path(key).name} (nothing it depends on changed)")
+    tasks = [t for t in tasks if (t[0], t[1]) not in reused]
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(fn, key, params, threads): (kind, key) for kind, key, fn in tasks}
         for fut, (kind, key) in futures.items():
@@ -240,6 +339,15 @@ def run_all(labs: list[str] | None = None, course: bool | list[Path] = True, job
     report = QualityReport(
         [LabQuality(lab, results.get(("solution", lab)), results.get(("grading", lab)), errors[lab])
          for lab in labs], course_runs, time.perf_counter() - t0)
+    report.reused = sorted(Path(key).name for _, key in reused)
+    for q in report.labs:  # only a clean lab is kept: a failure always runs again
+        if not any(q.problems().values()):
+            for kind, result in (("solution", q.solution), ("grading", q.grading)):
+                if (kind, q.lab) not in reused:
+                    _store(folder, kind, q.lab, digests.get((kind, q.lab), ""), result)
+    for c in course_runs:
+        if not c.error and ("course", c.path) not in reused and c.seconds <= 3 * settings.NOTEBOOK_BUDGET_S:
+            _store(folder, "course", c.path, digests.get(("course", c.path), ""), c)
     return report
 
 
@@ -274,5 +382,8 @@ def format_table(report: QualityReport) -> str:
         for c in sorted(report.course, key=lambda c: c.path):
             status = "ok" if not c.error else "FAIL: " + c.error.splitlines()[-1][:80]
             lines.append(f"{Path(c.path).name:<32}{c.seconds:>9.1f} s  GPU skipped {c.skipped_gpu}  {status}")
+    if report.reused:
+        lines.append(f"reused from the cache (nothing they depend on changed; COURSE_QUALITY_CACHE=off runs them): "
+                     f"{', '.join(sorted(set(report.reused)))}")
     lines.append(f"total {report.seconds:.1f} s wall with {settings.jobs()} job(s)")
     return "\n".join(lines)

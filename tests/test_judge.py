@@ -276,3 +276,48 @@ def test_the_compile_stage_quotes_the_compiler_for_cpp_that_does_not_build():
     reason = run.verdicts["test_load_rowdot"]["reason"]
     assert "does not compile" in reason and "undefined_name" in reason, reason
     assert compile_stage.cpp_sources("x = 1\ny = 'TORCH_LIBRARY(a, m) {}'") == ["TORCH_LIBRARY(a, m) {}"]
+
+
+def test_operators_graphs_and_objects_are_compared_as_data_not_by_kind():
+    """An op handle by its qualified name and schema, an FX graph by what its nodes do, any other object by its
+    class: object() no longer matches a GraphModule, nor one operator another."""
+    import torch.fx
+
+    def f(x):
+        return torch.sigmoid(x) * x
+
+    def g(x):
+        return torch.nn.functional.silu(x)
+
+    gm, gm_again, other = torch.fx.symbolic_trace(f), torch.fx.symbolic_trace(f), torch.fx.symbolic_trace(g)
+    assert verdict([gm], [gm_again]).passed
+    for wrong in (object(), other, None):
+        assert not verdict([gm], [wrong]).passed, wrong
+    add, mul = torch.ops.aten.add.Tensor, torch.ops.aten.mul.Tensor
+    assert verdict([add], [torch.ops.aten.add.Tensor]).passed
+    assert not verdict([add], [mul]).passed and not verdict([add], [object()]).passed
+    assert not verdict([torch.ops.aten.add], [torch.ops.aten.add.Tensor]).passed, "a packet is not an overload"
+
+    class Saved:
+        pass
+
+    assert verdict([Saved()], [Saved()]).passed and not verdict([Saved()], [object()]).passed
+
+
+def test_what_the_reference_runs_agree_on_is_compared_exactly_inside_an_unstable_value():
+    """A row of timings {"n": 1024, "nbytes": 4096, "copy_s": ...}: the two reference runs differ in the times,
+    so the times are compared in kind only, but n and nbytes still have to be right (lab 4's timing task)."""
+    def rows(n, t):
+        return obs([{"n": n, "nbytes": 4 * n, "copy_s": t}])
+
+    cell = judge.reference_cell([{"fn": "f", "out": rows(1024, 0.002)}], [{"fn": "f", "out": rows(1024, 0.003)}], 0, 0)
+    assert judge.judged(cell)
+
+    def judged(out):
+        return judge.judge_cell("test_f", False, cell, {"error": None, "obs": [{"fn": "f", "out": out}],
+                                                         "obs_cut": 0}).passed
+
+    assert judged(rows(1024, 0.5)), "a time is compared in kind only"
+    assert not judged(rows(1000, 0.002)) and not judged(obs([{"n": 1024, "nbytes": 4096, "copy_s": "fast"}]))
+    only_times = judge.reference_cell([{"fn": "f", "out": obs(0.1)}], [{"fn": "f", "out": obs(0.2)}], 0, 0)
+    assert not judge.judged(only_times), "a cell whose every observation is a time gives the judge nothing"
