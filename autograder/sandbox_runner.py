@@ -256,7 +256,7 @@ def _encode(value, tensor_args, depth):
     structured = _structured(value, torch)
     if structured is not None:
         return structured
-    return {"t": "object", "cls": f"{t.__module__}.{t.__qualname__}"[:200]}
+    return {"t": "object", "cls": t.__name__}
 
 
 def _target(target):

@@ -258,7 +258,8 @@ def _task_hash(common: str, kind: str, key: str) -> str:
             [settings.MUTANTS / f"{key}.md", settings.ALTERNATIVES / f"{key}.md"]
     for p in paths:
         if p.exists():
-            h.update(str(p.relative_to(settings.ROOT)).encode() + b"\0" + p.read_bytes())
+            name = p.relative_to(settings.ROOT) if p.is_relative_to(settings.ROOT) else p.name
+            h.update(str(name).encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:32]
 
 

@@ -279,8 +279,9 @@ def test_the_compile_stage_quotes_the_compiler_for_cpp_that_does_not_build():
 
 
 def test_operators_graphs_and_objects_are_compared_as_data_not_by_kind():
-    """An op handle by its qualified name and schema, an FX graph by what its nodes do, any other object by its
-    class: object() no longer matches a GraphModule, nor one operator another."""
+    """An op handle by its qualified name and schema, an FX graph by what its nodes do: object() no longer matches
+    a GraphModule, nor one operator another. (Other objects are compared in kind: a context manager or a
+    recording backend may be a function or a class instance in two right answers.)"""
     import torch.fx
 
     def f(x):
@@ -298,10 +299,12 @@ def test_operators_graphs_and_objects_are_compared_as_data_not_by_kind():
     assert not verdict([add], [mul]).passed and not verdict([add], [object()]).passed
     assert not verdict([torch.ops.aten.add], [torch.ops.aten.add.Tensor]).passed, "a packet is not an overload"
 
-    class Saved:
-        pass
-
-    assert verdict([Saved()], [Saved()]).passed and not verdict([Saved()], [object()]).passed
+    # a build's namespace carries a digest of its own source (labkit.cpp.build_extension): the lab's name counts
+    mine = {"t": "op", "v": "lab14_0123456789ab.rowdot", "schema": "lab14_0123456789ab::rowdot(Tensor x) -> Tensor"}
+    theirs = {"t": "op", "v": "lab14_ba9876543210.rowdot", "schema": "lab14_ba9876543210::rowdot(Tensor x) -> Tensor"}
+    judge.same(mine, theirs)
+    with pytest.raises(judge.Mismatch):
+        judge.same(mine, {**theirs, "v": "lab13_ba9876543210.rowdot"})
 
 
 def test_what_the_reference_runs_agree_on_is_compared_exactly_inside_an_unstable_value():
@@ -319,5 +322,10 @@ def test_what_the_reference_runs_agree_on_is_compared_exactly_inside_an_unstable
 
     assert judged(rows(1024, 0.5)), "a time is compared in kind only"
     assert not judged(rows(1000, 0.002)) and not judged(obs([{"n": 1024, "nbytes": 4096, "copy_s": "fast"}]))
+    # a list of anything else the runs disagree on (which ops passed a timing threshold) is compared in kind
+    ops = judge.reference_cell([{"fn": "f", "out": obs([("mm", 0.9), ("add", 0.06)])}],
+                               [{"fn": "f", "out": obs([("mm", 0.91), ("relu", 0.05)])}], 0, 0)
+    assert judge.judge_cell("test_f", False, ops, {"error": None, "obs": [{"fn": "f", "out": obs([("mm", 0.99)])}],
+                                                   "obs_cut": 0}).passed
     only_times = judge.reference_cell([{"fn": "f", "out": obs(0.1)}], [{"fn": "f", "out": obs(0.2)}], 0, 0)
     assert not judge.judged(only_times), "a cell whose every observation is a time gives the judge nothing"

@@ -56,3 +56,24 @@ def test_threats_md_lists_what_is_still_trusted_as_the_code_has_it():
 
     assert threats.current() == threats.render(), \
         "autograder/THREATS.md's generated table is stale: run `python -m coursetools threats` and commit it"
+
+
+def test_the_quality_cache_key_follows_every_input(tmp_path, monkeypatch):
+    """A lab's cached quality result is reused only while nothing it depends on changed: its notebooks and
+    catalogues, the grader, the parameters (and the rest `quality._common_hash` covers)."""
+    from coursetools import quality
+
+    common = quality._common_hash({})
+    key = quality._task_hash(common, "solution", "lab01-strides")
+    assert key == quality._task_hash(quality._common_hash({}), "solution", "lab01-strides")
+    assert key != quality._task_hash(quality._common_hash({"DEVICE": "cuda"}), "solution", "lab01-strides")
+    assert key != quality._task_hash(common, "solution", "lab02-dispatcher")
+    assert key != quality._task_hash(common, "grading", "lab01-strides")
+    monkeypatch.setattr(settings, "MUTANTS", tmp_path)
+    (tmp_path / "lab01-strides.md").write_text("# another catalogue\n")
+    assert key != quality._task_hash(common, "solution", "lab01-strides")
+    quality._store(tmp_path, "course", "/x/week01-strides.ipynb", "k", quality.CourseRun("/x/week01-strides.ipynb"))
+    assert quality._cached(tmp_path, "course", "/y/week01-strides.ipynb", "k").path.endswith("week01-strides.ipynb")
+    assert quality._cached(tmp_path, "course", "/y/week01-strides.ipynb", "other") is None
+    monkeypatch.setenv("COURSE_QUALITY_CACHE", "off")
+    assert quality.cache_dir() is None
