@@ -248,7 +248,7 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
             found = _from_zip(submissions, lab, staging / "_zip", policy)
             own_roster = staging / "_zip" / "students.csv"
         elif submissions.is_dir():
-            found = _from_folder(submissions, lab, policy.timezone)
+            found = _from_folder(submissions, lab, policy.timezone, skip=staging)
             own_roster = submissions / "students.csv"
         else:
             raise FileNotFoundError(f"SUBMISSIONS={submissions}: expected a folder of <student_id>/{lab}.ipynb "
@@ -291,10 +291,13 @@ def _clear(staging: Path) -> None:
         staging.rename(staging.with_name(f"{staging.name}.stale-{time.time_ns()}"))
 
 
-def _from_folder(folder: Path, lab: str, zone: str) -> dict[str, list[Handin]]:
+def _from_folder(folder: Path, lab: str, zone: str, skip: Path | None = None) -> dict[str, list[Handin]]:
+    """Every folder's hand-ins, but the grader's own output (OUT given inside SUBMISSIONS holds `skip`)."""
     found: dict[str, list[Handin]] = {}
     for entry in _entries(folder):
         sid = _printable(entry.name)
+        if skip is not None and skip.absolute().is_relative_to(Path(entry.path).absolute()):
+            continue
         origin = _printable(entry.path)
         try:
             if entry.is_symlink() and entry.is_dir():

@@ -56,6 +56,10 @@ OBSERVE = "__observe__"  # the runner's: records what a thunk returns or raises 
 PLACEHOLDER = "\0check "
 AUTOGRAD = {"grad", "backward", "gradcheck", "gradgradcheck", "vjp", "jvp"}  # they run the answer's backward
 CALLERS = {"call", "call_backward", "record_aten_ops"}  # labkit helpers that call the function they are handed
+# labkit helpers the runner observes (settings.OUT_OF_PROCESS_TRIALS) that run whatever they are handed in other
+# processes: to the probe they are not lab functions, so `run_ranks(_train, 2)` reaches the lab through `_train`
+# and `expected = run_ranks(_reference, 2)`, a reference run in ranks, is dropped like any expected value
+RUNS_ANYTHING = {"run_ranks"}
 WRAPPERS = {"compile", "partial", "jit", "vmap"}  # f = torch.compile(lambda x: lab(x)) is a lab function too
 TOLERANCE = {"rtol", "atol", "ulps"}  # a check's keywords that travel with the values it looked at
 QUIET = {"what", "where", "cause", "msg", "message", "hint"}  # descriptions a check prints, not what it checks
@@ -88,7 +92,7 @@ def probe(source: str, interface) -> Probe:
     ast.fix_missing_locations(tree)
     names = {t for s in ast.walk(tree) if isinstance(s, ast.Assign) and s.lineno in lab
              for target in s.targets for t in _target_names(target)}
-    return _Prober(tree, set(interface) | names, keep).run()
+    return _Prober(tree, (set(interface) - RUNS_ANYTHING) | names, keep).run()
 
 
 def _names(node) -> set[str]:

@@ -96,8 +96,11 @@ def screen(sources: list[str], protected: set[str] | None = None) -> list[str]:
                     node.func.id in ("setattr", "delattr") and node.args and _root(node.args[0]) in local_modules:
                 what = f"calls {node.func.id} on {ast.unparse(node.args[0])}"
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
-                    "exec", "eval", "compile", "globals", "vars", "locals", "breakpoint", "exit", "quit"):
+                    "exec", "eval", "compile", "globals", "locals", "breakpoint", "exit", "quit"):
                 what = f"calls {node.func.id}()"
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and \
+                    (not node.args or _root(node.args[0]) in local_modules):  # vars(module)[...] = ... is setattr
+                what = "calls vars()" + (f" on {ast.unparse(node.args[0])}" if node.args else "")
             elif isinstance(node, ast.Global) and set(node.names) & protected:
                 name = sorted(set(node.names) & protected)[0]
                 what = f"rebinds {name!r} (defined by the set-up cells) from a function"
