@@ -217,7 +217,7 @@ class Handin:
     notes: list[str] = field(default_factory=list)
     sha256: str = ""
     origin: str = ""  # where it came from (folder path or zip entry), for the audit log
-    attempt: int = 1  # "lab01-strides (2).ipynb" or "lab01-strides-2.ipynb": the 2nd hand-in in one folder
+    attempt: int = 0  # "lab01-strides (2).ipynb" or "lab01-strides-2.ipynb": a later copy in one folder
     order: int = 0  # its place in the zip or folder listing: the last of equal times and attempts counts
     time_problem: str = ""  # why a submission time that was given cannot be read: the late penalty is unchecked
 
@@ -344,11 +344,12 @@ def _from_student_folder(student_dir: Path, sid: str, lab: str, zone: str) -> li
 
 
 def _attempt(base: str, lab: str) -> int:
-    """The attempt a file name carries after the lab's name: "lab01-strides (2).ipynb", "lab01-strides-2.ipynb"
-    (an LMS's re-submission), else 1."""
+    """The copy number a file name carries after the lab's name, as browsers and file stores number a file saved
+    again under the same name: "lab01-strides (1).ipynb", "lab01-strides-1.ipynb"; 0 for the name itself, so
+    any numbered copy counts as later than it."""
     tail = base[base.find(lab) + len(lab):] if lab in base else ""
     m = re.fullmatch(r"\s*(?:\((\d{1,6})\)|[-_ ](\d{1,6}))?\.ipynb", tail)
-    return int(m.group(1) or m.group(2) or 1) if m else 1
+    return int(m.group(1) or m.group(2) or 0) if m else 0
 
 
 def _entries(folder: Path) -> list[os.DirEntry]:

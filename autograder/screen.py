@@ -250,6 +250,18 @@ class _Index:
                     self._statement(child)
 
     def _anywhere(self, node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            declared = {n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names}
+            if declared:  # `global f` inside a function or class: what it binds to f there is a module binding
+                for sub in ast.walk(node):
+                    if sub is not node and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                            and sub.name in declared:
+                        self._bind(sub.name, sub)
+                    elif isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                        for t in sub.targets if isinstance(sub, ast.Assign) else [sub.target]:
+                            for name, value in _targets(t, sub.value):
+                                if name in declared:
+                                    self._bind(name, value)
         if isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -300,9 +312,9 @@ class _Reader:
 
     def check(self, roots: list[str]) -> str:
         todo: list[ast.AST] = []
-        for name in roots:
+        for name in roots:  # its bindings, and any attribute of that name set anywhere (`__main__.f = g`)
             self.seen_names.add(name)
-            todo += self.index.names.get(name, [])
+            todo += self.index.names.get(name, []) + self.index.attrs.get(name, [])
         while todo:
             node = todo.pop()
             if id(node) in self.seen_nodes:

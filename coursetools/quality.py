@@ -228,12 +228,12 @@ def _common_hash(params: dict) -> str:
     import sys
 
     from autograder import sandbox
+    from autograder.reference import grader_files
 
-    h = hashlib.sha256()
-    files = [p for d in ("autograder", "coursetools", "labkit") for p in sorted((settings.ROOT / d).rglob("*"))
-             if p.is_file() and p.suffix in (".py", ".txt", ".toml", ".cfg", ".json") and "__pycache__" not in p.parts]
-    files += [settings.NBGRADER_CONFIG, settings.POLICY_FILE, settings.ROOT / "requirements.txt",
-              settings.ROOT / "requirements.lock", settings.ROOT / "pyproject.toml"]
+    h = hashlib.sha256()  # what can change a grade (the reference's key), and the quality run's own code
+    files = grader_files() + sorted(p for p in (settings.ROOT / "coursetools").rglob("*")
+                                    if p.is_file() and "__pycache__" not in p.parts)
+    files += [settings.ROOT / "requirements.lock", settings.ROOT / "pyproject.toml"]
     for f in files:
         if f.exists():
             h.update(str(f.relative_to(settings.ROOT)).encode() + b"\0" + f.read_bytes())

@@ -194,6 +194,11 @@ def test_constraints_follow_functions_not_cells_and_what_cannot_be_read_fails():
                                            "transpose_view.__code__ = _g.__code__\n"),
         "a python file named": (ok, "open('h' + '.py', 'w').write('x')\n"),
         "a later rebinding": (ok, "transpose_view = lambda t, a, b: t.transpose(a, b)\n"),
+        "a global rebinding inside a function": (ok, "def _install():\n    global transpose_view\n"
+                                                     "    transpose_view = lambda t, a, b: t.transpose(a, b)\n"
+                                                     "_install()\n"),
+        "an attribute of __main__": (ok, "import __main__\n"
+                                         "__main__.transpose_view = lambda t, a, b: t.transpose(a, b)\n"),
     }
     for what, source in hidden.items():
         source, *extra = source if isinstance(source, tuple) else (source,)
