@@ -10,6 +10,7 @@ PY := $(VENV)/bin/python
 # DEVICE=cuda runs every notebook with its DEVICE parameter set to cuda.
 DEVICE ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CLASSES ?= 8 64
 LAB ?=
 SUBMISSIONS ?=
 OUT ?=
@@ -108,8 +109,8 @@ gradescope-bundle: setup ## build/gradescope/<lab>.zip: this course's grader as 
 	@test -n "$(LAB)" || { echo "usage: make gradescope-bundle LAB=<lab-id>"; exit 2; }
 	$(PY) -m autograder gradescope-bundle --lab $(LAB)
 
-bench-grade: setup sandbox-deps ## time 8 copies of the lab01 solution: serial nbgrader vs make grade end to end (warm and cold sandbox)
-	$(PY) -m coursetools bench-grade --jobs $(JOBS)
+bench-grade: setup sandbox-deps ## time classes of 8 and 64 lab01 hand-ins: serial nbgrader vs make grade end to end, the reference built in the run (CLASSES="8 64")
+	$(PY) -m coursetools bench-grade --jobs $(JOBS) --classes $(CLASSES)
 
 demo: setup ## write the demo class (a few generated hand-ins per lab) to build/demo/
 	$(PY) -m coursetools demo

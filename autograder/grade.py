@@ -22,6 +22,7 @@ import getpass
 import hashlib
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -587,13 +588,19 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
     report.write_feedback(lab, course, results, out / "feedback")
     report.write_report(lab, results, out / "report.html", time.perf_counter() - t0, jobs)
     audit.write("end", seconds=round(time.perf_counter() - t0, 1), graded=len(runnable),
-                resumed=sum(g.resumed for g in results))
+                resumed=sum(g.resumed for g in results), grader_peak_bytes=peak_memory())
     for r in results:
         extra = "  (stored run reused)" if r.resumed else ""
         print(f"  {r.student_id:<14} {r.score:>6g} / {r.max_score:g}  {r.status}{extra}")
     print(f"wrote {out / 'grades.csv'}, {out / 'report.html'}, {out / 'feedback'}/, {out / 'audit.jsonl'}")
     print(f"gradebook: {course / 'gradebook.db'} (formgrader: make lab, then Nbgrader > Formgrader)")
     return 0
+
+
+def peak_memory() -> int:
+    """The grading process's own peak resident memory in bytes (the hand-ins run in sandboxes with limits of
+    their own; nbgrader's scoring runs in a child). Linux reports ru_maxrss in KiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def collect_exchange(lab: str, dest: Path, exchange_root: str | None, course_id: str | None) -> Path:

@@ -61,6 +61,8 @@ OBSERVED_PER_CELL = 20_000  # __observe__ values recorded per test cell (the lab
 CELL_BYTES = 2 << 20  # a test cell's observations past this many bytes travel as digests too
 MAX_DEPTH = 6  # nesting of containers encoded
 MAX_ITEMS = 256  # items of one container encoded (the length is always sent)
+MAX_FIGURES = 8  # figures kept per cell (a lab's cell draws one or two); the rest are closed unsent
+FIGURE_BYTES = 1 << 20  # a figure's PNG past this size is replaced by a line saying so
 
 
 OBSERVE = "__observe__"  # the name a hidden test's probe calls (autograder/probe.py spells it too)
@@ -566,12 +568,15 @@ class Runner:
             return []
         outputs = []
         try:
-            for num in plt.get_fignums():
+            for num in plt.get_fignums()[:MAX_FIGURES]:
                 buf = io.BytesIO()
                 plt.figure(num).savefig(buf, format="png", dpi=72, bbox_inches="tight")
-                outputs.append({"output_type": "display_data", "metadata": {},
-                                "data": {"image/png": base64.b64encode(buf.getvalue()).decode("ascii"),
-                                         "text/plain": f"<Figure {num}>"}})
+                data = {"text/plain": f"<Figure {num}>"}
+                if buf.tell() <= FIGURE_BYTES:
+                    data["image/png"] = base64.b64encode(buf.getvalue()).decode("ascii")
+                else:
+                    data["text/plain"] = f"<Figure {num}: its image is too large to keep>"
+                outputs.append({"output_type": "display_data", "metadata": {}, "data": data})
             plt.close("all")
         except Exception:  # noqa: BLE001 - a broken figure must not stop the run
             pass

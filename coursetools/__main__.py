@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--no-course", action="store_true", help="skip the walkthrough notebooks")
     b = sub.add_parser("bench-grade", help="serial nbgrader vs make grade end to end (warm and cold sandbox)")
     b.add_argument("--jobs", type=int, default=0)
+    b.add_argument("--classes", type=int, nargs="+", default=[8, 64], help="class sizes to time (default: 8 64)")
     dm = sub.add_parser("demo", help="write the demo class for every lab under build/demo/")
     dm.add_argument("--embedded", action="store_true",
                     help="regenerate the committed demo class tests/fixtures/demo/lab01-strides/")
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         import os
 
         from coursetools import bench
-        return bench.main(a.jobs or os.cpu_count() or 1)
+        return bench.main(a.jobs or os.cpu_count() or 1, tuple(a.classes))
     if a.cmd == "demo":
         from coursetools.demo import build_demo_class, write_embedded
         if a.embedded:

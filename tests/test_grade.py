@@ -421,6 +421,11 @@ def test_malformed_and_hostile_input_gets_a_status_and_stops_nothing(tmp_path):
     full = nbs.fill_solutions(student, solution)
     good = json.dumps(full).encode()
     flood = demo.prepend_to_first_answer(full, "print('x' * 50_000_000)")
+    figures = demo.prepend_to_first_answer(full, (
+        "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+        "for _ in range(300):\n    plt.figure(figsize=(30, 30)).gca().plot(range(20_000))"))
+    noisy = demo.prepend_to_first_answer(full, (
+        "import sys\nfor _ in range(50_000):\n    print('out ' * 20)\n    print('err ' * 20, file=sys.stderr)"))
     other_kernel = json.loads(good)
     other_kernel["metadata"]["kernelspec"] = {"name": "julia-1.10", "display_name": "Julia", "language": "julia"}
     no_answers = json.loads(good)
@@ -441,6 +446,8 @@ def test_malformed_and_hostile_input_gets_a_status_and_stops_nothing(tmp_path):
         (f"eva_{LAB}.ipynb", json.dumps(other_kernel).encode()),
         (f"fin_{LAB}.ipynb", json.dumps(no_answers).encode()),
         (f"gil_{LAB}.ipynb", json.dumps(extra).encode()),
+        (f"hal_{LAB}.ipynb", json.dumps(figures).encode()),
+        (f"ida_{LAB}.ipynb", json.dumps(noisy).encode()),
         (f"../../evil_{LAB}.ipynb", good),
         (link, b"/etc/passwd"),
         (f"zip_{LAB}.ipynb", b"{" + b" " * 30_000_000 + b"}"),
@@ -460,6 +467,12 @@ def test_malformed_and_hostile_input_gets_a_status_and_stops_nothing(tmp_path):
     assert "julia" in proc.stdout + (out / "audit.jsonl").read_text()
     assert status["fin"] == "graded" and float(rows["fin"]["score"]) == 0
     assert status["gil"] == "graded" and rows["gil"]["score"] == full_marks
+    assert status["hal"] == "graded" and rows["hal"]["score"] == full_marks, "300 figures must not break grading"
+    assert status["ida"] == "graded" and rows["ida"]["score"] == full_marks, "100 000 lines must not break grading"
+    end = [json.loads(line) for line in (out / "audit.jsonl").read_text().splitlines()][-1]
+    peak = end["grader_peak_bytes"]
+    print(f"grader peak memory for this class: {peak / 2**20:.0f} MB")
+    assert 0 < peak < 512 << 20, f"the grading process peaked at {peak / 2**20:.0f} MB (limit 512 MB)"
     assert status["evil"].startswith("refused: unsafe path"), status
     assert status["sam"].startswith("refused: the zip entry is a symbolic link")
     assert status["zip"].startswith("malformed: larger than"), status["zip"]
