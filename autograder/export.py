@@ -13,8 +13,8 @@ It writes, into the grade run's folder (`build/grades/<lab>/` unless OUT says ot
 - `csv`: `tests.csv`, for any spreadsheet: grades.csv's columns, then one column per graded test;
 - `canvas`: `canvas.csv`, Canvas's Gradebook import: Student, ID, SIS User ID, SIS Login ID, Section,
   then the lab's column, with a "Points Possible" row;
-- `gradescope`: `gradescope/<student_id>/results.json`, Gradescope's autograder results: per-test
-  scores, hidden tests `after_published`.
+- `gradescope`: `gradescope/<student_id>/results.json` (a digest for an id that is not a plain name),
+  Gradescope's autograder results: per-test scores, hidden tests `after_published`.
 
 Only learners on the roster are exported (an `unknown student` has no LMS row). The Canvas column is
 named after the lab unless `--canvas-column "Lab 7 (12345)"` names an existing assignment (Canvas
@@ -27,7 +27,6 @@ the gradebook as one Canvas column, straight from nbgrader's own command,
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from pathlib import Path
 from nbgrader.plugins import ExportPlugin
 
 from autograder import notebooks as nbs
-from autograder import settings
+from autograder import settings, sheets
 from autograder.status import Status, kind_of
 
 FORMATS = ("csv", "canvas", "gradescope")
@@ -71,7 +70,7 @@ def grades_rows(lab: str, out: Path) -> list[dict[str, str]]:
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: run `make grade LAB={lab}` first (it reads that run)")
     with path.open(newline="") as f:
-        return list(csv.DictReader(f))
+        return sheets.reader(f)
 
 
 def read_grades(lab: str, out: Path, course: Path) -> list[LearnerGrade]:
@@ -89,7 +88,7 @@ def _canvas_table(path: Path, columns: list[str], points: list[float]):
     """A csv writer for Canvas's Gradebook import, its header and Points Possible row written; add rows with
     `_canvas_row`."""
     f = path.open("w", newline="")
-    w = csv.writer(f)
+    w = sheets.writer(f)
     w.writerow(CANVAS_IDENTITY + columns)
     w.writerow(["    Points Possible", "", "", "", ""] + [f"{p:g}" for p in points])
     return f, w
@@ -102,7 +101,7 @@ def _canvas_row(last: str, first: str, student_id: str, email: str, scores: list
 def write_tests_csv(lab: str, learners: list[LearnerGrade], path: Path) -> Path:
     tests = [t for t, _, _ in graded_tests(lab)]
     with path.open("w", newline="") as f:
-        w = csv.writer(f)
+        w = sheets.writer(f)
         head = list(learners[0].row) if learners else ["student_id"]
         w.writerow(head + tests)
         for learner in learners:
@@ -168,7 +167,7 @@ def write_gradescope(lab: str, learners: list[LearnerGrade], folder: Path) -> Pa
         problems = check_gradescope_results(data)
         if problems:
             raise ValueError(f"results.json for {learner.student_id} breaks Gradescope's format: {problems}")
-        dest = folder / learner.student_id / "results.json"
+        dest = folder / settings.file_name(learner.student_id) / "results.json"
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(json.dumps(data, indent=1) + "\n")
     return folder

@@ -87,6 +87,8 @@ def release_feedback(lab: str, out: Path | None = None, course: Path | None = No
     # the exchange: hand-ins nbgrader collected carry the secret that names their feedback file
     staged = []
     for g in learners:
+        if settings.file_name(g.student_id) != g.student_id:
+            continue  # not a plain name (a roster's `../x`): nbgrader's exchange never made a folder for it
         handin = out / "exchange" / g.student_id / lab
         if not (handin / "submission_secret.txt").is_file():
             continue

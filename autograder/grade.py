@@ -17,7 +17,6 @@ The lab-quality check calls `autograde`, the same stages 2 and 3 on a scratch co
 
 from __future__ import annotations
 
-import csv
 import getpass
 import hashlib
 import json
@@ -37,7 +36,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import notebooks as nbs
-from autograder import sandbox, settings
+from autograder import sandbox, settings, sheets
 from autograder.status import Status, kind_of, status
 
 COURSE_CONFIG = """\
@@ -653,7 +652,7 @@ def write_grades_csv(results: list[SubmissionGrade], path: Path, roster: dict[st
     """One row per student, keyed by the id the LMS and the roster share (see README, "Grades into an LMS")."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
-        w = csv.writer(f)
+        w = sheets.writer(f)
         w.writerow(GRADES_COLUMNS)
         for r in sorted(results, key=lambda r: r.student_id):
             who = (roster or {}).get(r.student_id, {})

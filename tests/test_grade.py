@@ -661,3 +661,53 @@ def test_no_solution_or_mutant_trips_the_static_screen():
         answers += [(m.where, m.source) for m in load_mutants(lab) + load_alternatives(lab)]
         tripped += [f"{lab}/{name}: {flags[0]}" for name, src in answers if (flags := screen.screen([src], protected))]
     assert not tripped, "honest code flagged as tampering:\n" + "\n".join(tripped)
+
+
+@needs_bwrap
+def test_hostile_roster_ids_stay_text_in_spreadsheets_and_files_stay_in_out(tmp_path):
+    """OWASP's CSV-injection rule (https://owasp.org/www-community/attacks/CSV_Injection): a cell starting with
+    `= + - @`, tab or CR is a formula to Excel, LibreOffice and Google Sheets. Roster ids, names and e-mails
+    reach grades.csv, tests.csv and canvas.csv, so each such cell must be prefixed; numbers the grader wrote stay
+    numbers. Ids that are paths (`../../x`, `/tmp/x`) must not send pages, results.json or zips outside OUT."""
+    from autograder import sheets
+
+    student = nbs.read(settings.student_notebook(LAB))
+    full = nbs.fill_solutions(student, nbs.read(settings.solution_notebook(LAB)))
+    handins = tmp_path / "handins"
+    nbs.write(full, handins / "ann" / f"{LAB}.ipynb")
+    hostile = ["=HYPERLINK(\"http://x\",\"y\")", "+1+2", "@SUM(A1)", "-3+cmd|' /C calc'!A0", "../../escape",
+               str(tmp_path / "abs-escape")]
+    roster = tmp_path / "students.csv"
+    with roster.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "first_name", "last_name", "email"])
+        w.writerow(["ann", "=cmd()", "\t@Smith", "+ann@example.org"])
+        for i, sid in enumerate(hostile):
+            w.writerow([sid, f"-name{i}", "Doe", f"=mail{i}"])
+    out = tmp_path / "out"
+    grade(out, "--submissions", str(handins), "--roster", str(roster))
+    for fmt in ("csv", "canvas", "gradescope"):
+        proc = subprocess.run([sys.executable, "-m", "autograder", "export", "--lab", LAB, "--format", fmt, "--out",
+                               str(out), "--course", str(out / "course")], cwd=settings.ROOT, capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "autograder", "release-feedback", "--lab", LAB, "--out", str(out),
+                           "--course", str(out / "course")], cwd=settings.ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    sheets_seen = 0
+    for name in ("grades.csv", "tests.csv", "canvas.csv"):
+        with (out / name).open(newline="") as f:
+            rows = list(csv.reader(f))
+        sheets_seen += 1
+        formulas = [c for r in rows for c in r if c.startswith(sheets.TRIGGERS) and not sheets._NUMBER.fullmatch(c)]
+        assert not formulas, f"{name}: cells a spreadsheet would run as formulas: {formulas[:3]}"
+        text = (out / name).read_text()
+        assert "'=HYPERLINK" in text and "'@SUM" in text, f"{name}: hostile ids are kept, as text"
+    with (out / "grades.csv").open(newline="") as f:
+        ids = {r["student_id"] for r in sheets.reader(f)}
+    assert set(hostile) | {"ann"} <= ids, "reading grades.csv back gives the roster's ids"
+    outside = [p for p in tmp_path.rglob("*") if "escape" in p.name and out not in p.parents]
+    assert not outside, f"files written outside OUT: {outside}"
+    assert not (tmp_path.parent / "escape").exists() and not Path("/escape").exists()
+    assert (out / "gradescope" / "ann" / "results.json").exists()
+    assert len(list((out / "gradescope").glob("*/results.json"))) == 1 + len(hostile)
