@@ -107,7 +107,7 @@ export: setup ## after make grade: make export LAB=<lab-id> FORMAT=csv|canvas|gr
 
 gradescope-bundle: setup ## build/gradescope/<lab>.zip: this course's grader as a Gradescope autograder (LAB=<lab-id>)
 	@test -n "$(LAB)" || { echo "usage: make gradescope-bundle LAB=<lab-id>"; exit 2; }
-	$(PY) -m autograder gradescope-bundle --lab $(LAB)
+	$(PY) -m autograder gradescope-bundle --lab $(LAB) $(if $(INSECURE),--trust-container)
 
 bench-grade: setup sandbox-deps ## time classes of 8 and 64 lab01 hand-ins: serial nbgrader vs make grade end to end, the reference built in the run (CLASSES="8 64")
 	$(PY) -m coursetools bench-grade --jobs $(JOBS) --classes $(CLASSES)

@@ -118,8 +118,9 @@ def write_canvas_csv(lab: str, learners: list[LearnerGrade], path: Path, column:
     return path
 
 
-def gradescope_results(lab: str, learner: LearnerGrade) -> dict:
-    """Gradescope's results.json for one learner: the final score, and every test with its visibility."""
+def gradescope_results(lab: str, learner: LearnerGrade, messages: dict[str, str] | None = None) -> dict:
+    """Gradescope's results.json for one learner: the final score, and every test with its visibility and, for
+    a failed test, the judge's words (`report.failure_messages`: what the feedback page says)."""
     r = learner.row
     tests = []
     for number, (grade_id, points, hidden) in enumerate(graded_tests(lab), 1):
@@ -127,7 +128,8 @@ def gradescope_results(lab: str, learner: LearnerGrade) -> dict:
         tests.append({"name": grade_id, "number": str(number), "score": score, "max_score": points,
                       "status": "passed" if score >= points else "failed",
                       "visibility": "after_published" if hidden else "visible",
-                      "output": "" if score >= points else "see your feedback page for what was expected"})
+                      "output": "" if score >= points else
+                      (messages or {}).get(grade_id) or "the test did not pass"})
     notes = [f"status: {r['status']}"]
     if float(r.get("late_penalty") or 0):
         notes.append(f"late penalty {r['late_penalty']} ({r.get('hours_late', '')} h late)")

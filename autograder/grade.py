@@ -496,6 +496,11 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
     elif not sandbox.available():
         print(sandbox.INSTALL_HINT, file=sys.stderr)
         return 2
+    elif sandbox.why_it_cannot_start():
+        print(f"{sandbox.why_it_cannot_start()}: no hand-in can run (each would score 0). Allow user namespaces "
+              "(sysctl kernel.unprivileged_userns_clone=1, or the container's seccomp profile), or run as root.",
+              file=sys.stderr)
+        return 2
     if submissions is not None and str(submissions) == "exchange":
         try:
             submissions = collect_exchange(lab, (out or settings.GRADES / lab) / "exchange", exchange_root, course_id)

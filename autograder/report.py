@@ -66,8 +66,38 @@ def _message(cell, verdict: dict | None, hidden: bool) -> str:
         where = "" if hidden else " (run the test cell in your notebook to see the full message)"
         return f"{why}{where}"
     if streams:
-        return "the test wrote to stderr (a warning or an error message), which fails a test cell"
+        return "the test did not pass (what it wrote is not shown here)"
     return ""
+
+
+def _failures(notebook, grade, verdicts: dict | None):
+    """(grade_id, hidden, points got, points possible, message) per graded test cell of the run."""
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or not nbs.is_grade(cell) or nbs.is_solution(cell):
+            continue
+        gid = nbs.grade_id(cell)
+        hidden = "BEGIN HIDDEN TESTS" in cell.source
+        got, out_of = grade.cells.get(gid, (0.0, float(nbs.nbgrader_meta(cell).get("points", 0))))
+        msg = "" if got >= out_of else _message(cell, (verdicts or {}).get(gid), hidden)
+        yield gid, hidden, got, out_of, msg
+
+
+def _stored_run(lab: str, course: Path, g):
+    from autograder.run import HandinRun
+
+    path = course / "runs" / lab / f"{settings.file_name(g.student_id)}.json"
+    if not path.exists() or kind_of(g.status) in (Status.MISSING, Status.MALFORMED, Status.REFUSED,
+                                                  Status.UNKNOWN_STUDENT):
+        return None
+    return HandinRun.from_json(json.loads(path.read_text()))
+
+
+def failure_messages(lab: str, course: Path, g) -> dict[str, str]:
+    """grade_id -> the trusted side's words for each failed test of `g`'s stored run (what feedback pages say)."""
+    run = _stored_run(lab, course, g)
+    if run is None or run.notebook is None:
+        return {}
+    return {gid: msg for gid, _, got, out_of, msg in _failures(run.notebook, g, run.verdicts) if got < out_of}
 
 
 def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None, comments: dict | None = None) -> str:
@@ -80,14 +110,8 @@ def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None, comme
     if notebook is None:
         return _page(f"{lab}: feedback for {grade.student_id}", head + "<p>No test ran for this hand-in.</p>")
     rows = []
-    for cell in notebook.cells:
-        if cell.cell_type != "code" or not nbs.is_grade(cell) or nbs.is_solution(cell):
-            continue
-        gid = nbs.grade_id(cell)
-        hidden = "BEGIN HIDDEN TESTS" in cell.source
-        got, out_of = grade.cells.get(gid, (0.0, float(nbs.nbgrader_meta(cell).get("points", 0))))
+    for gid, hidden, got, out_of, msg in _failures(notebook, grade, verdicts):
         ok = got >= out_of
-        msg = "" if ok else _message(cell, (verdicts or {}).get(gid), hidden)
         rows.append(f"<tr><td>{html.escape(gid)}</td><td>{'hidden' if hidden else 'visible'}</td>"
                     f"<td>{got:g} / {out_of:g}</td><td class='{'pass' if ok else 'fail'}'>"
                     f"{'passed' if ok else 'failed'}</td><td><pre>{html.escape(msg)}</pre></td></tr>")
@@ -102,14 +126,9 @@ def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None, comme
 
 def write_feedback(lab: str, course: Path, results, dest: Path, comments: dict | None = None) -> None:
     """One page per learner in dest/<student_id>/<lab>.html; `comments`: student id -> {cell: comment}."""
-    from autograder.run import HandinRun
-
     for g in results:
         name = settings.file_name(g.student_id)
-        path = course / "runs" / lab / f"{name}.json"
-        run = HandinRun.from_json(json.loads(path.read_text())) if path.exists() and \
-            kind_of(g.status) not in (Status.MISSING, Status.MALFORMED, Status.REFUSED, Status.UNKNOWN_STUDENT) \
-            else None
+        run = _stored_run(lab, course, g)
         out = dest / name / f"{lab}.html"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(feedback_html(lab, g, run.notebook if run else None, run.verdicts if run else None,

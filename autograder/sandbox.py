@@ -67,6 +67,28 @@ def available() -> bool:
     return shutil.which("bwrap") is not None
 
 
+_STARTS: dict[str, str] = {}
+
+
+def why_it_cannot_start() -> str:
+    """"" when bubblewrap can make the namespaces a hand-in runs in here, else why not. Installed is not
+    enough: a container whose seccomp profile or sysctl blocks user namespaces (Docker's default, some
+    hosted graders) has `bwrap` on the PATH and every run in it fails."""
+    if "answer" not in _STARTS:
+        if not available():
+            _STARTS["answer"] = "bubblewrap (bwrap) is not installed"
+        else:
+            try:
+                probe = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                        "--unshare-all", "--die-with-parent", "true"],
+                                       capture_output=True, text=True, timeout=30)
+                _STARTS["answer"] = "" if probe.returncode == 0 else \
+                    f"bubblewrap is installed but cannot start a sandbox here: {probe.stderr.strip()[:300]}"
+            except (OSError, subprocess.TimeoutExpired) as e:
+                _STARTS["answer"] = f"bubblewrap is installed but cannot start a sandbox here: {e}"
+    return _STARTS["answer"]
+
+
 def _ancestors(path: str) -> list[str]:
     parts = Path(path).parts[1:-1]
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]

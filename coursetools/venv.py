@@ -11,7 +11,8 @@ path so `import labkit` works in every kernel.
 requirements.lock (`make lock`) pins every package the course installs, with hashes, except torch:
 which torch wheel is right depends on the machine (PyPI's Linux wheel is the CUDA build, a CPU
 machine takes the CPU wheel of the same version), so torch is installed first from
-requirements.txt's pin, then everything else from the lock with `--require-hashes`. A lock that
+requirements.txt's pin (from COURSE_TORCH_INDEX first where it is set, as Gradescope's setup.sh does for
+the CPU wheel), then everything else from the lock with `--require-hashes`. A lock that
 was not made from the current requirements.txt is not used (the build says so).
 """
 
@@ -109,7 +110,10 @@ def build(venv: Path, requirements: Path, root: Path, torch: str = "") -> None:
             run(pip + pinned)
     elif lock_is_current(requirements):
         pins = [ln.strip() for ln in requirements.read_text().splitlines() if re.match(r"^\s*torch\s*==", ln)]
-        run(pip + pins)  # this machine's wheel of the pinned torch, with its own dependencies
+        # this machine's wheel of the pinned torch, with its own dependencies; COURSE_TORCH_INDEX (say
+        # https://download.pytorch.org/whl/cpu) takes it from that index first: PyPI's Linux wheel is CUDA's
+        index = os.environ.get("COURSE_TORCH_INDEX", "")
+        run(pip + (["--index-url", index, "--extra-index-url", "https://pypi.org/simple"] if index else []) + pins)
         run(pip + ["--require-hashes", "--no-deps", "-r", str(lock_of(requirements))])
     else:
         if lock_of(requirements).is_file():

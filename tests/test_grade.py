@@ -596,31 +596,117 @@ def test_feedback_round_trip_through_the_exchange(tmp_path):
         assert z.read(f"{LAB}-feedback.html").decode() == page
 
 
+def _gradescope_image(tmp_path: Path, bundle: Path) -> Path:
+    """What Gradescope builds from the bundle, per its autograder specification
+    (https://gradescope-autograders.readthedocs.io/en/latest/specs/): the zip unpacked into /autograder/source,
+    run_autograder copied to /autograder/run_autograder, submission/ and results/ beside them."""
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle) as z:
+        z.extractall(root / "source")
+        for info in z.infolist():
+            mode = info.external_attr >> 16 & 0o777
+            if mode:
+                (root / "source" / info.filename).chmod(mode)
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    return root
+
+
+def _in_gradescope_layout(root: Path, argv: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
+    """`argv` with `root` at /autograder (a mount namespace of its own; /proc bound so the grader's own sandbox
+    can still start inside), the course's venv at /autograder/source/.venv as setup.sh would have built it."""
+    binds = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--dev-bind", "/dev", "/dev",
+             "--bind", "/proc", "/proc", "--tmpfs", "/tmp", "--bind", str(root), "/autograder"]
+    for link in ("bin", "lib", "lib64", "sbin"):
+        target = os.readlink(f"/{link}") if os.path.islink(f"/{link}") else None
+        binds += ["--symlink", target, f"/{link}"] if target else (["--ro-bind", f"/{link}", f"/{link}"]
+                                                                   if os.path.isdir(f"/{link}") else [])
+    for top in {Path(sys.base_prefix).resolve().parts[1], settings.ROOT.resolve().parts[1],
+                Path(sys.prefix).resolve().parts[1]} - {"usr", "etc", "tmp", "dev", "proc"}:
+        binds += ["--ro-bind", f"/{top}", f"/{top}"]
+    binds += ["--ro-bind", str(Path(sys.prefix).resolve()), "/autograder/source/.venv"]
+    return subprocess.run(["bwrap", *binds, "--chdir", "/autograder", *argv], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=900)
+
+
 @needs_bwrap
-def test_gradescope_bundle_and_a_submission_graded_in_its_layout(tmp_path):
-    """make gradescope-bundle's zip holds what Gradescope runs; run_autograder's command, given Gradescope's
-    folder layout, writes a results.json in Gradescope's format with the course's own scores."""
+def test_gradescope_bundle_replayed_as_gradescope_runs_it(tmp_path):
+    """The bundle, unpacked and run the way Gradescope's autograder specification says: setup.sh finds the
+    Makefile in /autograder/source (package installs stubbed, torch from the CPU index), and run_autograder
+    writes a results.json in Gradescope's format for a right answer (full marks), a wrong one (the judge's words
+    on the failed tests), a link and a folder (no points, a message)."""
     from autograder import export, gradescope
 
     bundle = gradescope.bundle(LAB, tmp_path / "bundle" / f"{LAB}.zip")
     with zipfile.ZipFile(bundle) as z:
         names = set(z.namelist())
-        assert {"setup.sh", "run_autograder", "source/Makefile", f"source/solutions/{LAB}/{LAB}.ipynb"} <= names
+        assert {"setup.sh", "run_autograder", "Makefile", f"solutions/{LAB}/{LAB}.ipynb"} <= names, sorted(names)[:9]
+        assert not any(n.startswith("source/") for n in names), "Gradescope unpacks the zip INTO source/"
         assert z.getinfo("run_autograder").external_attr >> 16 & 0o111, "run_autograder must be executable"
-        assert f"-m autograder gradescope --lab {LAB}" in z.read("run_autograder").decode()
+    root = _gradescope_image(tmp_path, bundle)
+    # setup.sh, with apt-get a no-op and make recording where it runs and with what (make -n: no build)
+    stubs = root / "stubs"
+    stubs.mkdir()
+    (stubs / "apt-get").write_text("#!/bin/sh\nexit 0\n")
+    (stubs / "make").write_text('#!/bin/sh\necho "$PWD|$COURSE_TORCH_INDEX|$*" >> /autograder/make.log\n'
+                                'exec /usr/bin/make -n "$@"\n')
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    proc = _in_gradescope_layout(root, ["env", f"PATH=/autograder/stubs:{os.environ['PATH']}", "bash",
+                                        "/autograder/source/setup.sh"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    where, index, args = (root / "make.log").read_text().splitlines()[0].split("|")
+    assert (where, args) == ("/autograder/source", "setup PYTHON3=python3.11") and "whl/cpu" in index
+    assert "coursetools.venv" in proc.stdout, "make -n setup names the venv build: the Makefile is there"
+
+    def upload(make) -> dict:
+        shutil.rmtree(root / "submission", ignore_errors=True)
+        shutil.rmtree(root / "results", ignore_errors=True)
+        (root / "submission").mkdir()
+        make(root / "submission" / f"{LAB}.ipynb")
+        (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "a@x.org", "sid": "s1"}]}))
+        proc = _in_gradescope_layout(root, ["/autograder/run_autograder"])
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+        data = json.loads((root / "results" / "results.json").read_text())
+        assert not export.check_gradescope_results(data), export.check_gradescope_results(data)
+        return data
+
+    student = nbs.read(settings.student_notebook(LAB))
+    full = nbs.fill_solutions(student, nbs.read(settings.solution_notebook(LAB)))
+    right = upload(lambda p: nbs.write(full, p))
+    assert right["score"] == sum(t["max_score"] for t in right["tests"]) > 0, right
+    wrong = upload(lambda p: shutil.copy(DEMO / "eli" / f"{LAB}.ipynb", p))
+    failed = {t["name"]: t for t in wrong["tests"] if t["status"] == "failed"}
+    assert "hidden_broadcast_view" in failed and failed["hidden_broadcast_view"]["visibility"] == "after_published"
+    words = [t["output"] for t in failed.values()]
+    assert all(w and "feedback page" not in w for w in words), words
+    link = upload(lambda p: p.symlink_to(root / "source" / "solutions" / LAB / f"{LAB}.ipynb"))
+    assert "score" not in link and not link["tests"] and "not a plain file" in link["output"], link
+    folder = upload(lambda p: p.mkdir())
+    assert "score" not in folder and not folder["tests"] and "not a plain file" in folder["output"], folder
+
+
+def test_gradescope_without_namespaces_gives_no_scores(tmp_path):
+    """Where bubblewrap is installed but cannot start (user namespaces blocked, as in many containers), no
+    hand-in is graded: results.json says the autograder is misconfigured and carries no score."""
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    (stubs / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    (stubs / "bwrap").chmod(0o755)
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     shutil.copy(DEMO / "eli" / f"{LAB}.ipynb", root / "submission" / f"{LAB}.ipynb")
-    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": "eli@example.org", "sid": "eli"}]}))
     proc = subprocess.run([sys.executable, "-m", "autograder", "gradescope", "--lab", LAB, "--root", str(root)],
-                          cwd=settings.ROOT, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+                          cwd=settings.ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((root / "results" / "results.json").read_text())
-    assert not export.check_gradescope_results(data), export.check_gradescope_results(data)
-    scores = {t["name"]: (t["score"], t["visibility"]) for t in data["tests"]}
-    assert scores["hidden_broadcast_view"] == (0.0, "after_published"), "eli's mutant fails the hidden test"
-    assert scores["test_contiguous_strides"] == (1.0, "visible")
-    assert data["score"] == sum(t["score"] for t in data["tests"]) < sum(t["max_score"] for t in data["tests"])
+    assert "score" not in data and data["tests"] == [] and "misconfigured" in data["output"], data
+    assert "No permissions to create new namespace" in data["output"]
+    grade_proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--lab", LAB, "--out",
+                                 str(tmp_path / "out"), "--submissions", str(DEMO)], cwd=settings.ROOT,
+                                capture_output=True, text=True,
+                                env={**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"})
+    assert grade_proc.returncode == 2 and "cannot start a sandbox" in grade_proc.stderr, grade_proc.stderr
 
 
 @needs_bwrap
