@@ -50,6 +50,7 @@ class Policy:
     grace_minutes: float = 0.0
     timezone: str = "UTC"  # IANA name: the zone of a time written without one (and of zip entries' times)
     zip_regex: str = r"^(?P<student_id>[A-Za-z0-9.@-]+)_"
+    lms: str = ""  # "canvas": Canvas's download names and lateness rules (CANVAS_REGEX); ids are Canvas user ids
     max_file_bytes: int = 20_000_000
     max_total_bytes: int = 500_000_000
     # lab -> student id -> extra time after the lab's due date, for that learner alone
@@ -72,6 +73,14 @@ class Policy:
         return min(self.max_penalty, self.penalty_per_day * days), late_s / 3600
 
 
+# Canvas's "Download Submissions" zip names each file <name>_<user id>_<attachment id>_<file>, and
+# <name>_LATE_<user id>_<attachment id>_<file> when Canvas counts it late (its own due date, overrides and
+# extensions included). A re-submission keeps its own file name, which Canvas may have numbered (lab-1.ipynb).
+# The entries' times are when Canvas built the zip, not when the learner submitted, so with a regex that has a
+# `late` group they are not used: lateness comes from the marker alone.
+CANVAS_REGEX = r"^(?P<name>[^_]*)_(?P<late>LATE_)?(?P<student_id>\d+)_(?P<attachment>\d+)_"
+
+
 def load_policy(path: Path | None = None) -> Policy:
     """grading.toml (or COURSE_GRADING_TOML's file) as a Policy. The instructor's own file: a time zone, due date
     or zip regex it cannot use is a ValueError that names it."""
@@ -92,7 +101,10 @@ def load_policy(path: Path | None = None) -> Policy:
             due[lab] = parse_time(str(value), zone)  # TOML may hold a datetime itself: its str() parses back
         except ValueError as e:
             raise ValueError(f"{path}: [due] {lab}: {e}") from e
-    zip_regex = z.get("filename_regex", Policy.zip_regex)
+    lms = str(z.get("lms", "")).lower()
+    if lms not in ("", "canvas"):
+        raise ValueError(f"{path}: [zip] lms = {lms!r}: the one LMS with a preset is 'canvas'")
+    zip_regex = CANVAS_REGEX if lms == "canvas" else z.get("filename_regex", Policy.zip_regex)
     try:
         if "student_id" not in re.compile(zip_regex).groupindex:
             raise ValueError("it has no (?P<student_id>...) group")
@@ -112,7 +124,7 @@ def load_policy(path: Path | None = None) -> Policy:
         roster=(path.parent / roster) if roster else None, due=due,
         penalty_per_day=float(late.get("penalty_per_day", 0.0)), max_penalty=float(late.get("max_penalty", 0.0)),
         grace_minutes=float(late.get("grace_minutes", 0.0)), timezone=zone,
-        zip_regex=zip_regex, max_file_bytes=int(z.get("max_file_bytes", 20_000_000)),
+        zip_regex=zip_regex, lms=lms, max_file_bytes=int(z.get("max_file_bytes", 20_000_000)),
         max_total_bytes=int(z.get("max_total_bytes", 500_000_000)))
 
 
@@ -220,6 +232,7 @@ class Handin:
     attempt: int = 0  # "lab01-strides (2).ipynb" or "lab01-strides-2.ipynb": a later copy in one folder
     order: int = 0  # its place in the zip or folder listing: the last of equal times and attempts counts
     time_problem: str = ""  # why a submission time that was given cannot be read: the late penalty is unchecked
+    late_marker: bool = False  # the LMS marked it late without saying when it came (Canvas's _LATE_)
 
 
 def read_roster(path: Path | None) -> dict[str, dict] | None:
@@ -272,6 +285,17 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
             chosen.status, chosen.path = "refused: the student id has characters a file name cannot carry", None
         elif roster is not None and sid not in roster:
             chosen.status = "unknown student: not on the roster (not graded)"
+        if chosen.late_marker and chosen.submitted is None:
+            due = policy.due.get(lab)
+            if due is None:
+                chosen.notes.append("the LMS marks this hand-in late; grading.toml gives no due date for the lab, "
+                                    "so no late penalty is taken")
+            else:
+                # the least lateness the marker proves: one second past the learner's own due date (one started
+                # day of penalty); the LMS knows the real time
+                chosen.submitted = due + (policy.extension(lab, sid) or timedelta(0)) + timedelta(seconds=1)
+                chosen.notes.append("the LMS marks this hand-in late but its download does not say when it came: "
+                                    "the penalty of one started day is taken; check the LMS for the real time")
         if chosen.status == "ok":
             chosen.path = _stage(chosen, staging / sid / f"{lab}.ipynb", policy)
         handins[sid] = chosen
@@ -403,10 +427,13 @@ def _from_zip(archive: Path, lab: str, dest: Path, policy: Policy) -> dict[str, 
                 continue
             m = regex.search(base)
             sid = _printable((m and m.group("student_id")) or base.removesuffix(".ipynb"))
-            when = _zip_time(info, zone)
+            marked = "late" in regex.groupindex  # the LMS says late or not; the entry's time is the zip's
+            when = None if marked else _zip_time(info, zone)
             h = Handin(sid, None, when, origin=_printable(f"{archive.name}:{name}"), attempt=_attempt(base, lab),
                        order=order)
-            if when is None:
+            if marked and m and m.group("late"):
+                h.late_marker = True
+            elif when is None and not marked:
                 h.notes.append(f"zip entry has no valid date {info.date_time}")
             mode = info.external_attr >> 16
             if name.startswith("/") or ".." in Path(name).parts or "\\" in name:

@@ -95,7 +95,14 @@ def _canvas_table(path: Path, columns: list[str], points: list[float]):
 
 
 def _canvas_row(last: str, first: str, student_id: str, email: str, scores: list[str]) -> list[str]:
-    return [", ".join(x for x in (last, first) if x) or student_id, "", student_id, email or "", ""] + scores
+    """Canvas matches a row on "ID" (its own user id) or "SIS User ID" (the institution's). With grading.toml's
+    `[zip] lms = "canvas"` the ids come from Canvas's download names, which carry the Canvas user id: "ID";
+    otherwise they are the roster's, an institution's ids: "SIS User ID"."""
+    from autograder.collect import load_policy
+
+    canvas_ids = load_policy().lms == "canvas"
+    name = ", ".join(x for x in (last, first) if x) or student_id
+    return [name, student_id if canvas_ids else "", "" if canvas_ids else student_id, email or "", ""] + scores
 
 
 def write_tests_csv(lab: str, learners: list[LearnerGrade], path: Path) -> Path:

@@ -797,3 +797,40 @@ def test_hostile_roster_ids_stay_text_in_spreadsheets_and_files_stay_in_out(tmp_
     assert not (tmp_path.parent / "escape").exists() and not Path("/escape").exists()
     assert (out / "gradescope" / "ann" / "results.json").exists()
     assert len(list((out / "gradescope").glob("*/results.json"))) == 1 + len(hostile)
+
+
+@needs_bwrap
+def test_a_canvas_download_is_read_by_canvas_rules(tmp_path):
+    """Canvas's "Download Submissions" zip: files named <name>_<user id>_<attachment id>_<file>, with _LATE_
+    after the name when Canvas counts the hand-in late; every entry's time is when Canvas built the zip. With
+    `[zip] lms = "canvas"`, ids are Canvas user ids, lateness comes from the marker only (an on-time hand-in in
+    a zip built after the due date pays nothing), and canvas.csv puts the ids in Canvas's "ID" column."""
+    student = nbs.read(settings.student_notebook(LAB))
+    good = json.dumps(nbs.fill_solutions(student, nbs.read(settings.solution_notebook(LAB)))).encode()
+    built = (2026, 10, 20, 9, 0, 0)  # a week after the due date below: when the instructor downloaded the zip
+    entries = [(zipfile.ZipInfo(f"doejane_12345_990001_{LAB}.ipynb", date_time=built), good),
+               (zipfile.ZipInfo(f"roeeric_LATE_23456_990002_{LAB}-1.ipynb", date_time=built), good),
+               (zipfile.ZipInfo(f"smithann_34567_990003_{LAB}.ipynb", date_time=built), good)]
+    archive = tmp_path / "submissions.zip"
+    archive.write_bytes(_zip_with(entries))
+    policy = tmp_path / "grading.toml"
+    policy.write_text(f'[due]\n"{LAB}" = "2026-10-13T23:59:00+00:00"\n\n[late]\npenalty_per_day = 0.1\n'
+                      'max_penalty = 0.5\n\n[zip]\nlms = "canvas"\n')
+    out = tmp_path / "out"
+    grade(out, "--submissions", str(archive), policy=policy)
+    rows = read_grades(out)
+    assert set(rows) == {"12345", "23456", "34567"}, sorted(rows)
+    full = float(rows["12345"]["max_score"])
+    assert float(rows["12345"]["score"]) == full and float(rows["12345"]["late_penalty"]) == 0, rows["12345"]
+    assert float(rows["34567"]["late_penalty"]) == 0
+    late = rows["23456"]
+    assert float(late["score"]) == pytest.approx(0.9 * full), late  # one started day at 10%
+    env = {**os.environ, "COURSE_GRADING_TOML": str(policy)}
+    proc = subprocess.run([sys.executable, "-m", "autograder", "export", "--lab", LAB, "--format", "canvas", "--out",
+                           str(out), "--course", str(out / "course")], cwd=settings.ROOT, capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with (out / "canvas.csv").open() as f:
+        table = list(csv.reader(f))
+    assert table[0][:3] == ["Student", "ID", "SIS User ID"]
+    assert {r[1] for r in table[2:]} == {"12345", "23456", "34567"} and not any(r[2] for r in table[2:]), table
