@@ -37,8 +37,9 @@ for a program: its race detector is plain Python and runs without a GPU), the vo
 graph-capture task (`SYNCHRONIZES`, ...), `plot_timeline` (one lane per stream, and one for the host), and
 `recorded_example()`: the walkthrough's two programs with their timelines as recorded once with the
 reference simulator, so the walkthrough can draw them without one. On a GPU, `time_example_on_gpu` runs
-that step for real and `capture_refuses_item` tries a capture that synchronizes (the GPU cells of the
-walkthrough and the lab both use them).
+that step for real, `capture_refuses_item` tries a capture that synchronizes, and `capture_cases_on_gpu`
+tries the captures behind the graph task's rules for copies and waits (`CAPTURE_CASES`: each as a program
+of this model and as PyTorch code; the GPU cells of the walkthrough and the lab use them).
 
 Depends only on the standard library and matplotlib. It holds no lab answers.
 """
@@ -55,7 +56,8 @@ from labkit.testing import LabCheckFailure, fail
 __all__ = ["Op", "Program", "KINDS", "DEVICE_KINDS", "LAUNCH_US", "describe", "describe_program", "random_program",
            "sanitizer_races", "SYNCHRONIZES", "PAGEABLE", "DEFAULT_STREAM", "NOT_CAPTURED", "UNJOINED",
            "plot_timeline", "example_programs", "recorded_example", "check_times", "check_pairs", "check_blocks",
-           "time_example_on_gpu", "capture_refuses_item"]
+           "time_example_on_gpu", "capture_refuses_item", "UNCAPTURED_WAIT", "LEGACY_WAIT", "CAPTURE_CASES",
+           "capture_cases_on_gpu"]
 
 LAUNCH_US = 5.0  # what one asynchronous call (a kernel launch, a copy, .item()) costs the host, in microseconds
 
@@ -65,10 +67,12 @@ DEVICE_KINDS = ("launch", "copy")  # the kinds that run on a stream and take tim
 
 # why an operation cannot be inside a CUDA graph capture (the graph task's vocabulary)
 SYNCHRONIZES = "synchronizes"  # the host would wait for the GPU: illegal while a stream is capturing
-PAGEABLE = "pageable copy"  # a copy from or to pageable host memory is synchronous: illegal too
+PAGEABLE = "pageable copy"  # a copy of pageable host memory on a capturing stream: PyTorch refuses it
 DEFAULT_STREAM = "default stream"  # work on stream 0, which can never join a capture: it runs now, outside the graph
 NOT_CAPTURED = "not captured"  # work on a stream that never joined the capture: it runs now, once, not on replay
 UNJOINED = "unjoined"  # the last work of a side stream that joined the capture, which the capture never waits for
+UNCAPTURED_WAIT = "waits for uncaptured work"  # a capturing stream waits for an event recorded outside the capture
+LEGACY_WAIT = "default stream waits for the capture"  # stream 0 waits for an event recorded inside the capture
 
 
 @dataclass(frozen=True)
@@ -367,11 +371,14 @@ def sanitizer_races(ops: Sequence[Op], memory: dict[str, str] | None = None) -> 
     """The races that PyTorch's CUDA sanitizer (`torch.cuda._sanitizer.EventHandler`, what
     TORCH_CUDA_SANITIZER=1 runs) finds in a program, as `(earlier op, later op, memory)` triples, sorted.
     The program is fed to the sanitizer's own handlers, an idealised feed of what CUDA's trace hooks
-    report: a launch, a copy or an `item` is a kernel launch on its stream; an `item`, and a pageable or
-    blocking copy, then synchronize their stream; events and synchronizations map one to one; every name
-    is memory. (In a real run the sanitizer tracks only CUDA tensors, so a copy's host buffer is not
-    memory to it, and a pageable `non_blocking` copy reports no synchronization: the driver's own wait
-    does not go through PyTorch.) It sees no host work: a program with `host` ops raises ValueError.
+    report: a launch, a copy or an `item` is a kernel launch on its stream; an `item`, and a blocking copy
+    (`non_blocking=False`, pinned or pageable), then synchronize their stream (PyTorch's blocking copy,
+    `c10::cuda::memcpy_and_sync`, reports a stream synchronization to the trace hooks and calls
+    `cudaStreamSynchronize`); events and synchronizations map one to one; every name is memory. A pageable
+    `non_blocking` copy synchronizes nothing here, as in a real run: it is a `cudaMemcpyAsync`, which CUDA
+    says only *may* be synchronous for pageable memory, and whatever wait the driver makes does not go
+    through PyTorch. (In a real run the sanitizer tracks only CUDA tensors, so a copy's host buffer is not
+    memory to it.) It sees no host work: a program with `host` ops raises ValueError.
     `memory` maps names to the memory they live in (default: each name its own)."""
     import logging
 
@@ -419,7 +426,7 @@ def sanitizer_races(ops: Sequence[Op], memory: dict[str, str] | None = None) -> 
                 op_of_seq[handler.seq_num] = i
                 for e in errors:
                     found.add((op_of_seq[e.previous_access.seq_num], i, block_of[e.data_ptr]))
-                if k == "item" or (k == "copy" and not (op.pinned and op.non_blocking)):
+                if k == "item" or (k == "copy" and not op.non_blocking):
                     handler._handle_stream_synchronization(stream(op.stream))
             elif k == "record":
                 handler._handle_event_record(event(op.event), stream(op.stream))
@@ -535,3 +542,118 @@ def capture_refuses_item(device: str = "cuda") -> bool:
         refused = True
     torch.cuda.synchronize()
     return refused
+
+
+def _capture_case_programs() -> dict[str, list[Op]]:
+    """The graph task's rules for copies and waits, one small capture each (capture stream 1, side streams 2 and 3,
+    the default stream 0), as programs of this model; `capture_cases_on_gpu` runs the same code on a GPU."""
+    return {
+        # PyTorch refuses the copy (a TORCH_CHECK in copy_kernel_cuda, before any CUDA call): the capture goes on
+        "pageable copy on the capture stream":
+            Program().launch("add", 1, writes=["x"]).h2d("x", "h", 1, pinned=False).launch("add", 1, writes=["x"]).ops,
+        # no check on a stream that is not capturing: the copy runs now, outside the graph
+        "pageable copy on a stream outside the capture":
+            Program().launch("add", 1, writes=["x"]).h2d("z", "h", 3, pinned=False).ops,
+        # a fork and a join through events recorded inside the capture
+        "side stream joins and joins back":
+            Program().launch("add", 1, writes=["x"]).record("fork", 1).wait("fork", 2).launch("add", 2, writes=["y"])
+            .record("join", 2).wait("join", 1).launch("add", 1, writes=["x"]).ops,
+        # cudaErrorStreamCaptureIsolation
+        "capture stream waits for uncaptured work":
+            Program().launch("add", 1, writes=["x"]).launch("add", 3, writes=["z"]).record("outside", 3)
+            .wait("outside", 1).launch("add", 1, writes=["x"]).ops,
+        # the side stream recorded before it joined: that record is still uncaptured work
+        "capture stream waits for a side stream's record from before it joined":
+            Program().launch("add", 2, writes=["y"]).record("early", 2).launch("add", 1, writes=["x"])
+            .record("fork", 1).wait("fork", 2).launch("add", 2, writes=["y"]).record("join", 2).wait("join", 1)
+            .wait("early", 1).ops,
+        # cudaErrorStreamCaptureImplicit
+        "default stream waits for the capture":
+            Program().launch("add", 1, writes=["x"]).record("captured", 1).wait("captured", 0)
+            .launch("add", 1, writes=["x"]).ops,
+    }
+
+
+CAPTURE_CASES: dict[str, list[Op]] = _capture_case_programs()
+
+
+def capture_cases_on_gpu(device: str = "cuda") -> dict[str, dict[str, Any]]:
+    """Runs each of `CAPTURE_CASES` on a GPU as PyTorch code, inside `CUDAGraph.capture_begin()` (the default
+    capture_error_mode "global") on a side stream, with a side stream 2, a stream 3 that never joins, and the
+    default stream as 0: {case: {"raised": the first line of the first RuntimeError, from the call itself or
+    from capture_end (None if none), "captured": whether capture_end succeeded and the graph replayed}}.
+    An error raised by an operation inside the capture is caught there and the capture goes on, as a
+    program that caught it would."""
+    import torch
+
+    x, y, z = (torch.zeros(1 << 16, device=device) for _ in range(3))
+    pageable = torch.ones(1 << 16)  # not pinned
+    capture, side, outside = (torch.cuda.Stream(device) for _ in range(3))
+    for s in (capture, side, outside):  # warm up every kernel and copy on every stream, outside any capture
+        with torch.cuda.stream(s):
+            x.add_(1), y.add_(1), z.add_(1), z.copy_(pageable, non_blocking=True)
+    torch.cuda.synchronize(device)
+
+    def pageable_here():
+        x.add_(1)
+        x.copy_(pageable, non_blocking=True)
+
+    def pageable_elsewhere():
+        x.add_(1)
+        with torch.cuda.stream(outside):
+            z.copy_(pageable, non_blocking=True)
+
+    def fork_join():
+        x.add_(1)
+        side.wait_stream(capture)  # PyTorch records an event on `capture`; `side` waits for it and joins
+        with torch.cuda.stream(side):
+            y.add_(1)
+        capture.wait_stream(side)
+        x.add_(1)
+
+    def waits_uncaptured():
+        x.add_(1)
+        with torch.cuda.stream(outside):
+            z.add_(1)
+        capture.wait_event(outside.record_event())
+
+    def waits_early_record():
+        with torch.cuda.stream(side):
+            y.add_(1)
+        early = side.record_event()  # side is not in the capture yet
+        x.add_(1)
+        side.wait_stream(capture)
+        with torch.cuda.stream(side):
+            y.add_(1)
+        capture.wait_stream(side)
+        capture.wait_event(early)
+
+    def default_waits():
+        x.add_(1)
+        torch.cuda.default_stream(device).wait_event(capture.record_event())
+        x.add_(1)
+
+    bodies = dict(zip(CAPTURE_CASES, (pageable_here, pageable_elsewhere, fork_join, waits_uncaptured,
+                                      waits_early_record, default_waits)))
+    out = {}
+    for case, body in bodies.items():
+        graph, raised, captured = torch.cuda.CUDAGraph(), [], False
+        with torch.cuda.stream(capture):
+            graph.capture_begin()
+            try:
+                body()
+            except RuntimeError as e:
+                raised.append((str(e).strip().splitlines() or [type(e).__name__])[0])
+            try:
+                graph.capture_end()
+                graph.replay()
+                torch.cuda.synchronize(device)
+                captured = True
+            except RuntimeError as e:
+                raised.append((str(e).strip().splitlines() or [type(e).__name__])[0])
+        try:
+            torch.cuda.synchronize(device)
+        except RuntimeError:
+            pass
+        out[case] = {"raised": raised[0] if raised else None, "captured": captured}
+    return out
