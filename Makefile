@@ -19,6 +19,7 @@ ROSTER ?=
 COURSE ?=
 FORCE ?=
 PORT ?= 8888
+EXCHANGE_OPTIONS = $(if $(EXCHANGE_ROOT),--exchange-root "$(EXCHANGE_ROOT)") $(if $(COURSE_ID),--course-id "$(COURSE_ID)")
 # `make lab` opens on the course's landing page, with JupyterLab's pop-ups a course does not need turned off
 # (news, update checks) by an overrides.json it writes into the venv. LAB_ARGS: extra `jupyter lab` options.
 LANDING := course/START-HERE.ipynb
@@ -39,9 +40,35 @@ export COURSE_DEVICE := $(DEVICE)
   screenshots clean-notebooks clean gpu-check export release-feedback image \
   gradescope-bundle lock
 
-help: ## list the targets
+# The variables a person sets on the command line, one `#:` line each (make help prints them; a test checks
+# that every variable a recipe reads is here):
+#: LAB=<lab-id>            the lab a grading, release or quality target works on (lab01-strides, ...)
+#: SUBMISSIONS=<dir|zip|exchange>  make grade: a folder of <id>/<lab>.ipynb, an LMS zip, or the nbgrader exchange
+#: OUT=<dir>               where a grade run writes (default build/grades/<lab>)
+#: COURSE=<dir>            the nbgrader course (gradebook, submitted/, autograded/); default build/course
+#: ROSTER=<csv>            students.csv (id, first_name, last_name, email); default grading.toml's
+#: JOBS=<n>                hand-ins (or quality runs) at a time; default: the number of cores
+#: FORCE=1                 make grade: run every hand-in again (stored runs are reused otherwise)
+#: STUDENT=<id>[,<id>]     make grade: run these learners again, reuse everyone else's stored run
+#: INSECURE=1              make grade: no sandbox (never for real hand-ins); gradescope-bundle: trust its container
+#: EXCHANGE_ROOT=<dir>     make grade SUBMISSIONS=exchange / release-feedback: nbgrader's exchange folder
+#: COURSE_ID=<id>          the course id in that exchange
+#: FORMAT=csv|canvas|gradescope  make export: the LMS file to write
+#: CANVAS_COLUMN="<name> (<id>)" make export FORMAT=canvas: an existing Canvas assignment column
+#: DEVICE=cpu|cuda         the DEVICE parameter every notebook runs with
+#: TORCH=<version>         build and use a second venv with this torch (compatibility runs)
+#: VENV=<dir>              the venv to use (default .venv)
+#: PYTHON3=<python>        the interpreter that builds the venv (default python3)
+#: WEEKS=1-3|1,2,5         make student-dist: release these weeks only
+#: CLASSES="8 64"          make bench-grade: the class sizes to time
+#: PORT=<n>                make lab: JupyterLab's port (default 8888)
+#: LAB_ARGS=<options>      make lab: extra `jupyter lab` options
+#: NO_BROWSER=1            make lab: do not open a browser (default where there is no display)
+#: CHROMIUM=<path>         the browser test's Chromium (default /usr/bin/chromium)
+help: ## list the targets and the variables they read
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-16s %s\n", $$1, $$2}'
-	@echo "  variables: TORCH=<version> DEVICE=cpu|cuda JOBS=<n> LAB=<lab-id> SUBMISSIONS=<dir> OUT=<dir> WEEKS=1-3"
+	@echo "variables:"
+	@grep -E '^#: ' $(MAKEFILE_LIST) | sed -E 's/^#: /  /'
 
 setup: ## build .venv/ once (rebuilt when requirements.txt changes) and register its kernel
 	@$(PYTHON3) -m coursetools.venv --venv $(VENV) --requirements requirements.txt --root . $(if $(TORCH),--torch $(TORCH))
@@ -92,14 +119,14 @@ quality: setup ## the lab-quality table alone (solution full, blank 0, mutants c
 
 grade: setup sandbox-deps ## grade hand-ins: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1]
 	@test -n "$(LAB)" || { echo "usage: make grade LAB=<lab-id> [SUBMISSIONS=<dir|zip|exchange>] [OUT=<dir>] [JOBS=<n>] [FORCE=1] [ROSTER=<csv>] [COURSE=<dir>]"; exit 2; }
-	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(COURSE),--course "$(COURSE)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(INSECURE),--insecure)
+	$(PY) -m autograder grade --lab $(LAB) --jobs $(JOBS) $(if $(SUBMISSIONS),--submissions "$(SUBMISSIONS)") $(if $(OUT),--out "$(OUT)") $(if $(COURSE),--course "$(COURSE)") $(if $(ROSTER),--roster "$(ROSTER)") $(if $(FORCE),--force) $(if $(STUDENT),--student "$(STUDENT)") $(if $(INSECURE),--insecure) $(EXCHANGE_OPTIONS)
 
 gpu-check: ## on a CUDA machine: run every solution's cells with DEVICE=cuda in its own python3 (no .venv); LAB=<id> for one
 	$(PYTHON3) -m coursetools.gpu_run $(LAB)
 
 release-feedback: setup ## after make grade (and formgrader): make release-feedback LAB=<lab-id> [OUT=<dir>]: pages, zips, the exchange
 	@test -n "$(LAB)" || { echo "usage: make release-feedback LAB=<lab-id> [OUT=<dir>] [COURSE=<dir>]"; exit 2; }
-	$(PY) -m autograder release-feedback --lab $(LAB) $(if $(OUT),--out "$(OUT)") $(if $(COURSE),--course "$(COURSE)")
+	$(PY) -m autograder release-feedback --lab $(LAB) $(if $(OUT),--out "$(OUT)") $(if $(COURSE),--course "$(COURSE)") $(EXCHANGE_OPTIONS)
 
 export: setup ## after make grade: make export LAB=<lab-id> FORMAT=csv|canvas|gradescope [OUT=<dir>] (LMS imports)
 	@test -n "$(LAB)" -a -n "$(FORMAT)" || { echo "usage: make export LAB=<lab-id> FORMAT=csv|canvas|gradescope [OUT=<dir>] [COURSE=<dir>]"; exit 2; }

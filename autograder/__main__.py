@@ -18,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--insecure", action="store_true", help="grade without the sandbox (never for real hand-ins)")
     g.add_argument("--jobs", type=int, default=0, help="hand-ins run at a time (default: the number of cores)")
     g.add_argument("--force", action="store_true", help="run every hand-in again, even those already run")
+    g.add_argument("--student", action="append", help="run this learner's hand-in again (repeatable; a comma list "
+                                                      "works too); every other stored run is reused")
     g.add_argument("--roster", type=Path, help="students.csv (default: grading.toml's, or one in SUBMISSIONS)")
     g.add_argument("--course", type=Path, help="the nbgrader course folder (default: build/course)")
     g.add_argument("--exchange-root", help="with --submissions exchange: nbgrader's exchange folder")
@@ -55,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error("--executor dask needs --scheduler <address>")
         return grade_command(a.lab, a.submissions, a.out, a.insecure, a.jobs or None, a.force, a.roster, a.course,
                              a.exchange_root, a.course_id,
-                             a.scheduler if a.executor == "dask" else None)
+                             a.scheduler if a.executor == "dask" else None,
+                             [x.strip() for v in (a.student or []) for x in v.split(",") if x.strip()] or None)
     if a.cmd == "release-feedback":
         from autograder.feedback import release_feedback
         return release_feedback(a.lab, a.out, a.course, a.exchange_root, a.course_id)

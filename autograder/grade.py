@@ -168,11 +168,13 @@ def lab_files(lab: str, course: Path) -> Path:
 
 
 def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int = 1, sandboxed: bool = True,
-                force: bool = False, progress: bool = False, cell_timeout: int = settings.CELL_TIMEOUT_S,
+                force: bool | frozenset = False, progress: bool = False,
+                cell_timeout: int = settings.CELL_TIMEOUT_S,
                 notebook_timeout: float = 600.0, on_done=None, scheduler: str | None = None
                 ) -> dict[str, tuple[object, bool]]:
     """{student_id: (HandinRun, resumed)}; each run is judged against the lab's reference and stored as it
-    finishes. Raises reference.SelfCheckFailed before any hand-in runs if the reference does not pass."""
+    finishes. Raises reference.SelfCheckFailed before any hand-in runs if the reference does not pass.
+    `force`: True runs every hand-in again; a set of ids runs those again and reuses the others' stored runs."""
     from autograder import compile as compile_stage
     from autograder import judge, reference
     from autograder.run import HandinRun, failed_run, run_handin, warm_sandbox
@@ -201,7 +203,7 @@ def run_handins(lab: str, course: Path, handins: dict[str, Path], *, jobs: int =
     for sid, path in sorted(handins.items()):
         key = _run_key(path, ref_key)
         stored = runs_dir / f"{sid}.json"
-        if stored.exists() and not force:
+        if stored.exists() and not (force is True or (isinstance(force, frozenset) and sid in force)):
             try:
                 data = json.loads(stored.read_text())
                 if data.get("key") == key:
@@ -447,7 +449,7 @@ def autograde(lab: str, submissions: dict[str, Path], course: Path, params: dict
 
 
 def grade_prepared(lab: str, submissions: dict[str, Path], course: Path, sandboxed: bool | None = None,
-                   jobs: int = 1, force: bool = False, progress: bool = False,
+                   jobs: int = 1, force: bool | frozenset = False, progress: bool = False,
                    due: datetime | None = None, before_score=None, **run_options) -> list[SubmissionGrade]:
     """Stages 2 and 3 for hand-ins already collected: run (or reuse stored runs), then score."""
     if sandboxed is None:
@@ -484,7 +486,10 @@ def grade_prepared(lab: str, submissions: dict[str, Path], course: Path, sandbox
 def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure: bool = False,
                   jobs: int | None = None, force: bool = False, roster: Path | None = None,
                   course: Path | None = None, exchange_root: str | None = None,
-                  course_id: str | None = None, scheduler: str | None = None) -> int:
+                  course_id: str | None = None, scheduler: str | None = None,
+                  students: list[str] | None = None) -> int:
+    """`make grade`. `students`: run these learners' hand-ins again (a regrade of one learner after a fix or an
+    extension); every other learner's stored run is reused, so grades.csv and the report stay whole."""
     from autograder import collect, report
 
     if lab not in settings.labs():
@@ -535,9 +540,17 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
         print(f"no hand-ins found: expected {submissions}/<student_id>/{lab}.ipynb or an LMS zip", file=sys.stderr)
         return 2
     runnable = {sid: h.path for sid, h in handins.items() if h.status == "ok" and h.path is not None}
+    if students:
+        unknown = sorted(set(students) - set(handins))
+        if unknown:
+            print(f"STUDENT={','.join(unknown)}: no hand-in or roster row has that id (hand-ins: "
+                  f"{', '.join(sorted(handins)[:20])}{' ...' if len(handins) > 20 else ''})", file=sys.stderr)
+            return 2
+        force = frozenset(students)  # regrade these; reuse everyone else's stored run
     out.mkdir(parents=True, exist_ok=True)
     audit = report.AuditLog(out / "audit.jsonl")
-    audit.write("start", lab=lab, submissions=str(submissions), jobs=jobs, sandboxed=not insecure, force=force,
+    audit.write("start", lab=lab, submissions=str(submissions), jobs=jobs, sandboxed=not insecure,
+                force=sorted(force) if isinstance(force, frozenset) else force,
                 user=getpass.getuser(), host=socket.gethostname(), handins=len(handins), runnable=len(runnable))
     where = f"on the dask cluster at {scheduler}" if scheduler else f"{jobs} at a time"
     print(f"grading {len(runnable)} of {len(handins)} hand-in(s) of {lab}, {where}, "

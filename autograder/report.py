@@ -12,9 +12,11 @@ import base64
 import html
 import io
 import json
+import statistics
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 from autograder import notebooks as nbs
 from autograder import settings
@@ -71,7 +73,11 @@ def _message(cell, verdict: dict | None, hidden: bool) -> str:
 
 
 def _failures(notebook, grade, verdicts: dict | None):
-    """(grade_id, hidden, points got, points possible, message) per graded test cell of the run."""
+    """(grade_id, hidden, points got, points possible, message) per graded test cell of the run. A failed test
+    of an answer whose cell still raises the stub's NotImplementedError says so (test_<f> and hidden_<f> test
+    the answer cell <f>): "not written yet" teaches more than the check that stopped."""
+    unwritten = {nbs.grade_id(c) for c in notebook.cells
+                 if c.cell_type == "code" and nbs.is_solution(c) and "raise NotImplementedError" in c.source}
     for cell in notebook.cells:
         if cell.cell_type != "code" or not nbs.is_grade(cell) or nbs.is_solution(cell):
             continue
@@ -79,6 +85,9 @@ def _failures(notebook, grade, verdicts: dict | None):
         hidden = "BEGIN HIDDEN TESTS" in cell.source
         got, out_of = grade.cells.get(gid, (0.0, float(nbs.nbgrader_meta(cell).get("points", 0))))
         msg = "" if got >= out_of else _message(cell, (verdicts or {}).get(gid), hidden)
+        answer = gid.removeprefix("test_").removeprefix("hidden_")
+        if got < out_of and answer in unwritten:
+            msg = f"the answer `{answer}` is not written yet (its cell still raises NotImplementedError)"
         yield gid, hidden, got, out_of, msg
 
 
@@ -149,6 +158,14 @@ def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> No
     graded = [r for r in results if r.cells]
     body = (f"<p>{len(results)} hand-ins, {len(graded)} graded, {jobs} at a time, "
             f"{seconds:.0f} s in all. Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.</p>")
+    if graded:
+        scores = [r.score for r in graded]
+        body += (f"<p>Graded hand-ins: mean {statistics.fmean(scores):.2f}, median {statistics.median(scores):g}, "
+                 f"out of {graded[0].max_score:g}.</p>")
+
+    def page(r) -> str:  # the learner's feedback page, beside this report (write_feedback's layout)
+        href = f"feedback/{quote(settings.file_name(r.student_id))}/{quote(lab)}.html"
+        return f"<a href='{html.escape(href, quote=True)}'>{html.escape(r.student_id)}</a>"
     review = [r for r in results if r.needs_review]
     body += "<h2>Needs a human look</h2>"
     body += ("<table><tr><th>student</th><th>status</th><th>why</th></tr>" + "".join(
@@ -180,7 +197,7 @@ def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> No
             f"<tr><td>{html.escape(t)}</td><td>{100 * rates[t]:.0f}%</td></tr>" for t in worst[:10]) + "</table>"
     body += ("<h2>Every hand-in</h2><table><tr><th>student</th><th>score</th><th>late penalty</th><th>extension</th>"
              "<th>status</th><th>seconds</th></tr>" + "".join(
-                 f"<tr><td>{html.escape(r.student_id)}</td><td>{r.score:g} / {r.max_score:g}</td>"
+                 f"<tr><td>{page(r)}</td><td>{r.score:g} / {r.max_score:g}</td>"
                  f"<td>{r.late_penalty:g}</td><td>{f'{r.extension_hours:g} h' if r.extension_hours else ''}</td>"
                  f"<td>{html.escape(r.status)}</td><td>{r.seconds:.1f}</td></tr>"
                  for r in results) + "</table>")

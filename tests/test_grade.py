@@ -9,6 +9,7 @@ import html
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -185,13 +186,38 @@ def test_feedback_and_report(demo_run):
         assert not leaked, f"feedback for {sid} shows hidden test source: {leaked[:2]}"
     assert "failed" in (out / "feedback" / "eli" / f"{LAB}.html").read_text()
     assert "with an extension of 24 h" in (out / "feedback" / "max" / f"{LAB}.html").read_text()
+    untouched = (out / "feedback" / "cal" / f"{LAB}.html").read_text()
+    assert "the answer `contiguous_strides` is not written yet" in untouched, "cal handed in the stubs"
+    assert "is not written yet" not in (out / "feedback" / "eli" / f"{LAB}.html").read_text()
     report = (out / "report.html").read_text()
+    assert "mean " in report and "median " in report
+    links = re.findall(r"<a href='(feedback/[^']+)'>", report)
+    assert len(links) >= 10 and all((out / link).is_file() for link in links), "every row links its feedback page"
     assert "<td>24 h</td>" in report, "the class report shows max's extension"
     assert report.count("data:image/png;base64") >= 1 and "Needs a human look" in report
     for sid in ("hal", "jon", "kim", "zed"):
         assert f"<td>{sid}</td>" in report.split("Every hand-in")[0], f"{sid} missing from the review list"
     events = [json.loads(line)["event"] for line in (out / "audit.jsonl").read_text().splitlines()]
     assert events[0] == "start" and events[-1] == "end" and events.count("graded") == 16
+
+
+@needs_bwrap
+def test_one_learner_is_regraded_and_the_rest_reused(demo_run):
+    """make grade STUDENT=eli: eli's hand-in runs again (nbgrader's `autograde --student` has the same idea);
+    every other learner's stored run is reused, and grades.csv still has every row. An id with no hand-in or
+    roster row is an error that lists the ids there are."""
+    out, _ = demo_run
+    policy = out / "grading.toml"
+    before = read_grades(out)
+    lines = len((out / "audit.jsonl").read_text().splitlines())
+    grade(out, "--student", "eli", policy=policy)
+    events = [json.loads(line) for line in (out / "audit.jsonl").read_text().splitlines()[lines:]]
+    ran = {e["student_id"] for e in events if e["event"] == "ran"}
+    assert ran == {"eli"}, f"only eli runs again, ran: {sorted(ran)}"
+    after = read_grades(out)
+    assert set(after) == set(before) and all(after[s]["score"] == before[s]["score"] for s in before)
+    proc = grade(out, "--student", "nobody", policy=policy, check=False)
+    assert proc.returncode == 2 and "STUDENT=nobody" in proc.stderr and "eli" in proc.stderr, proc.stderr
 
 
 @needs_bwrap

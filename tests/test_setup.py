@@ -61,3 +61,16 @@ def test_lock_pins_every_requirement_but_torch_with_hashes():
     assert all("--hash=sha256:" in body for _, body in pinned.values()), "every entry carries its hashes"
     assert not re.search(r"^--(extra-index-url|index-url|find-links)", lock, re.M), "no machine-specific index"
     assert len(pinned) > 100, "the whole environment, dependencies included"
+
+
+def test_make_help_lists_every_variable_a_recipe_reads():
+    """A variable an instructor can set (FORMAT, STUDENT, EXCHANGE_ROOT, ...) is useless if `make help` does not
+    name it: every $(NAME) the Makefile reads that make itself does not define internally is on a `#:` line."""
+    text = (settings.ROOT / "Makefile").read_text()
+    read = set(re.findall(r"\$\(([A-Z][A-Z0-9_]*)\)", text))
+    internal = {"PY", "MAKEFILE_LIST", "CURDIR", "PATH", "DISPLAY", "LANDING", "LAB_OVERRIDES", "EXCHANGE_OPTIONS"}
+    documented = set(re.findall(r"^#: ([A-Z][A-Z0-9_]*)=", text, re.M))
+    assert read - internal <= documented, f"variables make help does not list: {sorted(read - internal - documented)}"
+    out = subprocess.run(["make", "-s", "help"], cwd=settings.ROOT, capture_output=True, text=True).stdout
+    for name in sorted(documented):
+        assert f"  {name}=" in out, f"make help does not print {name}"
