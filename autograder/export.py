@@ -39,7 +39,6 @@ from autograder.status import Status, kind_of
 
 FORMATS = ("csv", "canvas", "gradescope")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-GRADESCOPE_VISIBILITY = {"visible", "hidden", "after_due_date", "after_published"}
 
 
 @dataclass
@@ -144,30 +143,17 @@ def gradescope_results(lab: str, learner: LearnerGrade, messages: dict[str, str]
             "stdout_visibility": "hidden", "tests": tests}
 
 
-def check_gradescope_results(data: dict) -> list[str]:
-    """What in `data` breaks Gradescope's documented results.json format (empty: nothing)."""
-    problems = []
-    if not isinstance(data, dict):
-        return ["the top level is not an object"]
-    if "score" not in data and not all("score" in t for t in data.get("tests", [])):
-        problems.append("no top-level score and a test without one")
-    for key, kind in [("score", (int, float)), ("execution_time", (int, float)), ("output", str),
-                      ("visibility", str), ("stdout_visibility", str), ("tests", list)]:
-        if key in data and not isinstance(data[key], kind):
-            problems.append(f"{key} is a {type(data[key]).__name__}")
-    for key in ("visibility", "stdout_visibility"):
-        if key in data and data[key] not in GRADESCOPE_VISIBILITY:
-            problems.append(f"{key} {data[key]!r} is not one of {sorted(GRADESCOPE_VISIBILITY)}")
-    for i, t in enumerate(data.get("tests", [])):
-        for key, kind in [("score", (int, float)), ("max_score", (int, float)), ("name", str), ("number", str),
-                          ("output", str), ("visibility", str), ("status", str)]:
-            if key in t and not isinstance(t[key], kind):
-                problems.append(f"tests[{i}].{key} is a {type(t[key]).__name__}")
-        if t.get("visibility", "visible") not in GRADESCOPE_VISIBILITY:
-            problems.append(f"tests[{i}].visibility {t['visibility']!r} is not a Gradescope visibility")
-        if t.get("status", "passed") not in ("passed", "failed"):
-            problems.append(f"tests[{i}].status {t['status']!r} is neither passed nor failed")
-    return problems
+GRADESCOPE_SCHEMA = Path(__file__).with_name("gradescope_results.schema.json")
+
+
+def check_gradescope_results(data) -> list[str]:
+    """What in `data` breaks Gradescope's documented results.json format (empty: nothing), by the JSON Schema
+    written from its specification (gradescope_results.schema.json)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(json.loads(GRADESCOPE_SCHEMA.read_text()))
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or 'results.json'}: {e.message}"
+            for e in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))]
 
 
 def write_gradescope(lab: str, learners: list[LearnerGrade], folder: Path) -> Path:

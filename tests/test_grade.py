@@ -860,3 +860,23 @@ def test_a_canvas_download_is_read_by_canvas_rules(tmp_path):
         table = list(csv.reader(f))
     assert table[0][:3] == ["Student", "ID", "SIS User ID"]
     assert {r[1] for r in table[2:]} == {"12345", "23456", "34567"} and not any(r[2] for r in table[2:]), table
+
+
+def test_results_json_schema_follows_gradescopes_specification():
+    """gradescope_results.schema.json is a valid JSON Schema and holds the specification's rules
+    (https://gradescope-autograders.readthedocs.io/en/latest/specs/): a score at the top or on every test,
+    the four visibilities, passed/failed, `number` as a string; nothing it does not name."""
+    import jsonschema
+
+    from autograder import export
+
+    jsonschema.Draft202012Validator.check_schema(json.loads(export.GRADESCOPE_SCHEMA.read_text()))
+    ok = {"score": 3.0, "output": "x", "visibility": "visible", "stdout_visibility": "hidden", "execution_time": 4,
+          "tests": [{"name": "t", "number": "1", "score": 1.0, "max_score": 2.0, "status": "failed",
+                     "visibility": "after_published", "output": "why", "tags": ["a"]}]}
+    assert export.check_gradescope_results(ok) == []
+    assert export.check_gradescope_results({"output": "not graded", "tests": []}) == []  # no score at all
+    for broken in ({"tests": [{"name": "t"}]}, {"score": "3"}, {"score": 1, "visibility": "sometimes"},
+                   {"score": 1, "tests": [{"score": 1, "number": 1}]},
+                   {"score": 1, "tests": [{"score": 1, "status": "ok"}]}, {"score": 1, "scores": 2}):
+        assert export.check_gradescope_results(broken), f"the schema lets through {broken}"
