@@ -206,7 +206,9 @@ class CanvasExportPlugin(ExportPlugin):
                     try:
                         sub = gradebook.find_submission(a.name, s.id)
                         scores.append(f"{sub.score - sum(nb.late_submission_penalty or 0 for nb in sub.notebooks):g}")
-                    except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: no hand-in, no score yet
-                        scores.append("")
+                    except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: no hand-in
+                        # a lab that was graded gives 0 to a learner with no hand-in, as make export does;
+                        # a lab nobody handed in yet stays blank (Canvas then leaves the cell alone)
+                        scores.append("0" if a.submissions else "")
                 w.writerow(_canvas_row(s.last_name, s.first_name, s.id, s.email, scores))
         self.log.info("wrote %s (%d students, %d labs)", dest, len(students), len(labs))

@@ -601,6 +601,7 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
                     max_score=g.max_score, late_penalty=g.late_penalty, resumed=g.resumed, flags=g.flags[:5],
                     notes=g.notes[:5])
     results = [grades[s] for s in sorted(grades)]
+    roster_into_gradebook(course, roster_rows)
     write_grades_csv(results, out / "grades.csv", roster_rows)
     report.write_feedback(lab, course, results, out / "feedback")
     report.write_report(lab, results, out / "report.html", time.perf_counter() - t0, jobs)
@@ -612,6 +613,20 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
     print(f"wrote {out / 'grades.csv'}, {out / 'report.html'}, {out / 'feedback'}/, {out / 'audit.jsonl'}")
     print(f"gradebook: {course / 'gradebook.db'} (formgrader: make lab, then Nbgrader > Formgrader)")
     return 0
+
+
+def roster_into_gradebook(course: Path, roster: dict[str, dict] | None) -> None:
+    """Every roster learner in nbgrader's gradebook with their names and e-mail, those who handed in nothing
+    included: nbgrader's own exporters and formgrader read the gradebook, so `nbgrader export` (with this
+    course's Canvas plug-in or nbgrader's CSV) then lists the same learners, names and e-mails as make export."""
+    if not roster or not (course / "gradebook.db").exists():
+        return
+    from nbgrader.api import Gradebook
+
+    with Gradebook("sqlite:///" + str(course / "gradebook.db")) as gb:
+        for sid, row in roster.items():
+            gb.update_or_create_student(sid, first_name=row.get("first_name") or None,
+                                        last_name=row.get("last_name") or None, email=row.get("email") or None)
 
 
 def peak_memory() -> int:
