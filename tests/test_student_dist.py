@@ -185,6 +185,13 @@ def _edit_cell(path: Path, grade_id: str, edit) -> None:
     path.write_text(json.dumps(nb, indent=1))
 
 
+def _edit_first_code_cell(path: Path, edit) -> None:
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    cell["source"] = edit("".join(cell["source"]))
+    path.write_text(json.dumps(nb, indent=1))
+
+
 def _cells(path: Path) -> list[tuple[str | None, str]]:
     return [(c["metadata"].get("nbgrader", {}).get("grade_id"), "".join(c["source"]))
             for c in json.loads(path.read_text())["cells"]]
@@ -192,8 +199,8 @@ def _cells(path: Path) -> list[tuple[str | None, str]]:
 
 def test_staged_release_and_make_update_keep_the_learners_work(tmp_path):
     """WEEKS=1-2, then WEEKS=1-3 with errata in lab 1 and weeks 1 and 2: the learner's update brings week 3
-    and the errata, keeps their answer and their own cell, keeps a walkthrough they changed (the release's
-    copy goes to the backups), and moves git on so that `git status` shows only their own changes."""
+    and the errata, keeps their answer and their own cell, keeps a walkthrough whose cells they edited (the
+    release's copy goes beside it), and moves git on so that `git status` shows only their own changes."""
     from coursetools.student_dist import build, parse_weeks
 
     assert parse_weeks("1-3,7") == {1, 2, 3, 7} and parse_weeks("") is None
@@ -220,7 +227,7 @@ def test_staged_release_and_make_update_keep_the_learners_work(tmp_path):
                                 "execution_count": None})
     lab.write_text(json.dumps(nb, indent=1))
     week1 = learner / "course" / "week01-strides.ipynb"
-    week1.write_text(week1.read_text().replace('"metadata": {', '"metadata": {"learner_note": 1, ', 1))
+    _edit_first_code_cell(week1, lambda s: s + "\n# learner_note")
 
     # the instructor releases week 3, with an erratum in lab 1's instructions and tests and in week 2
     stage2 = build(tmp_path / "stage2", parse_weeks("1-3"))
@@ -230,7 +237,7 @@ def test_staged_release_and_make_update_keep_the_learners_work(tmp_path):
     week2 = stage2 / "course" / "week02-dispatcher.ipynb"
     week2.write_text(week2.read_text().replace("torch.add", "torch.add ", 1))
     new_week1 = stage2 / "course" / "week01-strides.ipynb"  # changed by the learner too: theirs stays
-    new_week1.write_text(new_week1.read_text().replace('"metadata": {', '"metadata": {"erratum": 1, ', 1))
+    _edit_first_code_cell(new_week1, lambda s: "# erratum\n" + s)
     _publish(stage2, release, "week 3, lab 1 erratum")
 
     out = subprocess.run([sys.executable, "tools/update.py"], cwd=learner, capture_output=True, text=True)
@@ -244,10 +251,11 @@ def test_staged_release_and_make_update_keep_the_learners_work(tmp_path):
     assert dict((g, s) for g, s in cells if g)[intro_id].endswith("ERRATUM: corrected.")
     assert dict((g, s) for g, s in cells if g)["test_contiguous_strides"].endswith("# fixed test")
     assert "torch.add " in (learner / "course" / "week02-dispatcher.ipynb").read_text(), "an untouched file updates"
-    assert '"learner_note": 1' in week1.read_text() and "erratum" not in week1.read_text(), "their change stays"
-    backups = list((learner / ".update-backups").rglob("week01-strides.ipynb.release"))
-    assert backups, out.stdout
+    assert "# learner_note" in week1.read_text() and "erratum" not in week1.read_text(), "their change stays"
+    beside = list((learner / "course").glob("week01-strides.release-*.ipynb"))
+    assert len(beside) == 1 and "# erratum" in beside[0].read_text(), out.stdout
     status = _git(learner, "status", "--porcelain").split("\n")
-    assert sorted(s[3:] for s in status if s) == ["course/week01-strides.ipynb", f"labs/{LAB}/{LAB}.ipynb"], status
+    assert sorted(s[3:] for s in status if s and not s.startswith("??")) == \
+        ["course/week01-strides.ipynb", f"labs/{LAB}/{LAB}.ipynb"], status
     again = subprocess.run([sys.executable, "tools/update.py"], cwd=learner, capture_output=True, text=True)
     assert again.returncode == 0 and again.stdout.strip() == "already up to date", again.stdout + again.stderr
