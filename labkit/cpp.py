@@ -12,10 +12,16 @@ Three tools for `lab14-cpp` and its walkthrough:
   * a **file** is one the build compiled or ships: paths recorded in the libraries (`aten/src/ATen/native/...`,
     the generated `build/aten/src/ATen/RegisterCPU_0.cpp`), the packaged headers and YAML, torch's Python files.
     Generated files are split in numbered shards (`VariableType_8.cpp`): `VariableType.cpp` names them all;
-  * a **dispatch key** is one the dispatcher holds a kernel at, for one of the operators the profiler records for
-    the expression (`torch._C._dispatch_dump_table`), and the step's file is the file that registered that kernel.
+  * the symbol is **found in the file** the step names: a shipped header or Python file that spells or defines it,
+    the generated file torchgen writes it into (`wrapper_CPU_*` into RegisterCPU.cpp, `at::_ops::*` into
+    Operators.cpp, Tensor's method bindings into python_variable_methods.cpp), or a hand-written source that is
+    not where the generator puts it (`symbol_files_match`);
+  * a **dispatch key** is a runtime key, exactly as `torch._C._dispatch_dump_table` prints it (an alias key such
+    as `Autograd` is not one), at which the dispatcher holds a kernel for one of the operators the profiler records
+    for the expression, and the step's file is the file that registered that kernel.
     Steps outside the dispatcher (Python, the entry point, what a kernel calls) have the key `-`;
-  * the steps come in the order the call goes, through the waypoints every correct trace passes (`TRACES`).
+  * the steps come in the order the call goes, through the waypoints every correct trace passes (`TRACES`); for
+    bfloat16 matmul the last one follows what this machine does (`bf16_matmul_uses_onednn`).
 - **Schemas.** `schema_record(text)` is the record `parse_schema` must return, computed with torchgen's parser
   (tests only: the lab forbids it in answers).
 - **Builds.** `build_extension(name, source)` compiles C++ with `torch.utils.cpp_extension.load_inline` in a
@@ -56,9 +62,11 @@ class Waypoint:
     """A step every correct trace of an expression passes, in this order: `what` says it in words."""
 
     what: str
-    key: str = ""  # the step's dispatch key is one of these ('|'-separated)
+    key: str = ""  # the step's dispatch key is exactly one of these ('|'-separated)
     symbol: str = ""  # a regex the step's symbol matches
     python: bool = False  # a step in the Python layer: a torch.* name or a function of libtorch_python
+    file: str = ""  # a regex the step's file (normalised) matches
+    onednn: bool | None = None  # only where bfloat16 matmul goes to oneDNN on this machine (True) or not (False)
 
 
 @dataclass(frozen=True)
@@ -68,13 +76,19 @@ class Trace:
     waypoints: tuple[Waypoint, ...]
 
 
+# PyTorch's own loops behind gemm_stub (aten/src/ATen/native/cpu/BlasKernel.cpp), which bfloat16 takes when
+# oneDNN declines it
+_GEMM_STUB = r"gemm_stub|cpublas_gemm_impl|gemm_core_|gemm_notrans_|gemm_transa_|gemm_transb_|gemm_transab_"
+_BINDINGS = r"python_variable_methods\.cpp$"  # the generated methods of Tensor (template: python_variable_methods.cpp)
+
 TRACES = {
     "add": Trace(
         "a + b, two float32 CPU tensors of 1000 elements",
         ("aten::add.Tensor",),
-        (Waypoint("the Python binding of Tensor.__add__", python=True, symbol=r"__add__|(^|[._])add$"),
+        (Waypoint("the Python binding of Tensor.__add__ (THPVariable_add in python_variable_methods.cpp)",
+                  python=True, symbol=r"__add__$|(^|[.:])(THPVariable_)?add$", file=_BINDINGS),
          Waypoint("the dispatcher's entry point for add.Tensor", symbol=r"(^|::)_ops::add_Tensor::call$"),
-         Waypoint("the autograd kernel", key="AutogradCPU|Autograd"),
+         Waypoint("the autograd kernel", key="AutogradCPU"),
          Waypoint("the CPU kernel the dispatcher picks", key="CPU"),
          Waypoint("the vectorized loop that adds the elements",
                   symbol=r"cpu_kernel_vec|vectorized_loop|Vectorized|(^|::)add_kernel$|ufunc::add$")),
@@ -82,15 +96,33 @@ TRACES = {
     "matmul": Trace(
         "a @ b, two 64x64 bfloat16 CPU tensors",
         ("aten::matmul", "aten::mm"),
-        (Waypoint("the Python binding of Tensor.__matmul__", python=True, symbol=r"matmul"),
+        (Waypoint("the Python binding of Tensor.__matmul__ (THPVariable_matmul in python_variable_methods.cpp)",
+                  python=True, symbol=r"__matmul__$|(^|[.:])(THPVariable_)?matmul$", file=_BINDINGS),
          Waypoint("the dispatcher's entry point for matmul", symbol=r"(^|::)_ops::matmul::call$"),
-         Waypoint("matmul's kernel: a composite that calls other operators",
-                  key="CompositeImplicitAutograd|AutogradCPU"),
+         Waypoint("matmul's kernel: a composite that calls other operators, run at the first key of a CPU tensor",
+                  key="AutogradCPU"),
          Waypoint("the dispatcher's entry point for mm", symbol=r"(^|::)_ops::mm::call$"),
          Waypoint("mm's CPU kernel", key="CPU"),
-         Waypoint("the oneDNN call that multiplies bfloat16 on this CPU", symbol=r"dnnl|mkldnn|onednn|ideep|brgemm")),
+         Waypoint("the oneDNN call that multiplies bfloat16 on this CPU (torch.ops.mkldnn._is_mkldnn_bf16_supported() "
+                  "is True here)", symbol=r"dnnl|mkldnn|onednn|ideep|brgemm", onednn=True),
+         Waypoint("PyTorch's own gemm_stub loop, which multiplies bfloat16 on this CPU (oneDNN declines it: "
+                  "torch.ops.mkldnn._is_mkldnn_bf16_supported() is False here)", symbol=_GEMM_STUB, onednn=False)),
     ),
 }
+
+
+def bf16_matmul_uses_onednn() -> bool:
+    """Whether a 64x64 bfloat16 matmul on this machine is done by oneDNN: PyTorch's own test
+    (use_mkldnn_bf16_matmul in aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn enabled by the user and
+    mkldnn_bf16_device_check(), which torch.ops.mkldnn._is_mkldnn_bf16_supported() returns; 64^3 is past its
+    16^3 size floor). Where it is False, cpublas::gemm falls through to gemm_stub (CPUBlas.cpp)."""
+    import torch
+
+    try:
+        return bool(torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+                    and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
 
 
 # ----------------------------------------------------------------------------------------------- facts
@@ -109,6 +141,9 @@ class Facts:
     files: set[str] = field(default_factory=set)  # normalised paths, and every '/' suffix of each
     tables: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)  # op -> key -> (file, kind)
     profiled: dict[str, list[str]] = field(default_factory=dict)  # trace -> the profiler's op names
+    sources: set[str] = field(default_factory=set)  # the normalised full paths behind `files`
+    generated: set[str] = field(default_factory=set)  # those the build generated (under build/, or from a template)
+    bf16_onednn: bool = False  # bf16_matmul_uses_onednn() on the machine that read the facts
 
 
 def _suffixes(name: str, sep: str) -> list[str]:
@@ -239,10 +274,11 @@ def _facts_key() -> str:
     import torch
 
     libs = [(p.name, p.stat().st_size, int(p.stat().st_mtime)) for p in _libraries()]
-    return hashlib.sha256(repr((torch.__version__, libs, TRACES, _FACTS_VERSION)).encode()).hexdigest()[:16]
+    return hashlib.sha256(repr((torch.__version__, libs, TRACES, _FACTS_VERSION, bf16_matmul_uses_onednn()))
+                          .encode()).hexdigest()[:16]
 
 
-_FACTS_VERSION = 4  # bump when what `facts` reads changes
+_FACTS_VERSION = 5  # bump when what `facts` reads changes
 
 
 @functools.lru_cache(maxsize=1)
@@ -255,25 +291,32 @@ def facts() -> Facts:
     name = f"course_cpp_facts_{_facts_key()}.pkl"
     places = [Path(os.environ["COURSE_CPP_PCH"]) / name] if os.environ.get("COURSE_CPP_PCH") else []
     places.append(Path(tempfile.gettempdir()) / name)
-    for place in places:
+    def keep(f, where) -> None:
+        for place in where:  # the temporary folder first: the grader's folder is read-only in sandboxes
+            try:
+                tmp = place.with_suffix(f".{os.getpid()}.tmp")
+                with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), "wb") as fh:
+                    pickle.dump(f, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, place)
+            except OSError:
+                pass
+
+    for k, place in enumerate(places):
         try:
             st = place.stat()
             shared = bool(os.environ.get("COURSE_CPP_PCH")) and place == places[0]  # the grader's, read-only
             if (st.st_uid != os.getuid() and not shared) or st.st_mode & 0o022:
                 continue  # a pickle runs code when read: only this user's own, unwritable by others
             with open(place, "rb") as fh:
-                return pickle.load(fh)
+                f = pickle.load(fh)
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
             continue
+        # found in the temporary folder only: the grader's folder gets a copy too, so every sandbox (each with a
+        # private temporary folder) reads it instead of the libraries (some 20 s each)
+        keep(f, places[:k])
+        return f
     f = _read_facts()
-    for place in reversed(places):  # the temporary folder first: the grader's folder is read-only in sandboxes
-        try:
-            tmp = place.with_suffix(f".{os.getpid()}.tmp")
-            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), "wb") as fh:
-                pickle.dump(f, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, place)
-        except OSError:
-            pass
+    keep(f, list(reversed(places)))
     return f
 
 
@@ -289,6 +332,8 @@ def _read_facts() -> Facts:
     f.blob = b"\n".join(blobs.values())
     f.python_blob = blobs.get("libtorch_python.so", b"")
     paths = {m.decode() for m in set(_PATH.findall(f.blob))}
+    f.generated.update(normalise_file(p) for p in paths if p.startswith("build/"))
+    f.generated.update(normalise_file(p) for p in paths if p.startswith("torch/csrc/autograd/generated/"))
     for name in f.exported:
         f.names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", name))
         parts = name.split("::")
@@ -297,26 +342,34 @@ def _read_facts() -> Facts:
     shipped = [("torch/" + str(p.relative_to(root))) for p in root.rglob("*") if p.suffix in (".py", ".h", ".yaml")]
     groot = Path(torchgen.__file__).parent
     shipped += [("torchgen/" + str(p.relative_to(groot))) for p in groot.rglob("*") if p.is_file()]
+    def add(path: str, generated: bool = False) -> None:
+        path = normalise_file(path)
+        f.sources.add(path)
+        f.files.update(_suffixes(path, "/"))
+        if generated:
+            f.generated.add(path)
+
     for p in list(paths) + shipped:
-        f.files.update(_suffixes(normalise_file(p), "/"))
+        add(p)
     for p in shipped:  # a shipped header's place in the source tree: torch/include/ATen/X is aten/src/ATen/X
-        if p.startswith(("torch/include/ATen/", "torch/include/c10/", "torch/include/torch/csrc/")):
+        if p.startswith(("torch/include/ATen/", "torch/include/c10/", "torch/include/torch/")):
             rel = p.removeprefix("torch/include/")
-            f.files.update(_suffixes(("aten/src/" + rel) if rel.startswith("ATen/") else rel, "/"))
-    f.files.update(_suffixes("aten/src/ATen/native/native_functions.yaml", "/"))
+            add(("aten/src/" + rel) if rel.startswith("ATen/") else rel)
+    add("aten/src/ATen/native/native_functions.yaml")
     for p in (groot / "packaged" / "ATen" / "templates").glob("*.*"):  # generated from these templates
-        f.files.update(_suffixes("aten/src/ATen/" + p.name, "/"))
+        add("aten/src/ATen/" + p.name, generated=True)
     for p in (groot / "packaged" / "autograd" / "templates").glob("*.*"):
-        f.files.update(_suffixes("torch/csrc/autograd/generated/" + p.name, "/"))
+        add("torch/csrc/autograd/generated/" + p.name, generated=True)
     for e in native_functions():  # ufunc operators get generated files of their own
         if "ufunc_inner_loop" in e:
             base = e["func"].split("(")[0].split(".")[0]
             for stem in ("UfuncCPU", "UfuncCPUKernel", "UfuncCUDA"):
-                f.files.update(_suffixes(f"aten/src/ATen/{stem}_{base}.cpp", "/"))
-            f.files.update(_suffixes(f"aten/src/ATen/native/ufunc/{base}.h", "/"))  # the loop body they include
+                add(f"aten/src/ATen/{stem}_{base}.cpp", generated=True)
+            add(f"aten/src/ATen/native/ufunc/{base}.h")  # the loop body they include
     ops = sorted({op for t in TRACES.values() for op in t.ops})
     f.tables = _tables(ops)
     f.profiled = _profiled()
+    f.bf16_onednn = bf16_matmul_uses_onednn()
     return f
 
 
@@ -399,6 +452,237 @@ def file_exists(path: str, f: Facts) -> bool:
     return bool(p) and p.endswith(_SOURCE_SUFFIXES) and p in f.files
 
 
+# --------------------------------------------------------------------------- which file a symbol is found in
+# A step's symbol must be found in the file the step names. What the installed PyTorch shows of that:
+# * a Python name: where the object is defined (a Python function's source file; for a C function, the binding
+#   file torchgen generates it into: Tensor's methods in python_variable_methods.cpp, torch.* functions in
+#   python_torch_functions.cpp, torch._C._nn.* in python_nn_functions.cpp, ...);
+# * a shipped file (a header under torch/include, a .py, the YAML, a template): its text names the symbol;
+# * a generated file: the generator writes the symbol there, by torchgen's naming (`wrapper_CPU_*` into
+#   RegisterCPU.cpp, `at::_ops::*` into Operators.cpp, `VariableType::*` into VariableType.cpp,
+#   `structured_ufunc_add_CPU` into UfuncCPU_add.cpp, `THPVariable_<method>` into python_variable_methods.cpp)
+#   or its template and generator source spell it;
+# * a hand-written source the wheel does not ship (aten/src/ATen/native/BinaryOps.cpp): it cannot hold code the
+#   generator writes (a binding, an entry point, a wrapper, an autograd kernel); other symbols are taken as found.
+
+_GENERATED_SYMBOL = re.compile(r"(^|::)_ops::|(^|::)wrapper_\w+|(^|::)VariableType::|(^|::)ADInplaceOrView::|"
+                               r"(^|::)TraceType::|(^|::)structured_ufunc_")
+_PY_MODULES = {"_nn": "nn", "_fft": "fft", "_linalg": "linalg", "_special": "special", "_sparse": "sparse",
+               "_nested": "nested"}
+_PY_GENERATED = "torch/csrc/autograd/generated/"
+
+
+def _site() -> tuple[Path, Path]:
+    import torch
+    import torchgen
+
+    return Path(torch.__file__).parent, Path(torchgen.__file__).parent
+
+
+def _shipped(source: str) -> Path | None:
+    """The installed file that is the source file `source` (normalised), when the wheel ships it."""
+    troot, groot = _site()
+    rel = source
+    if rel.startswith("aten/src/"):
+        rel = rel.removeprefix("aten/src/")
+    candidates = []
+    if rel.startswith(("ATen/", "c10/", "torch/csrc/")) or (rel.startswith("torch/") and rel.endswith(".h")):
+        candidates.append(troot / "include" / rel)
+    if rel == "ATen/native/native_functions.yaml":
+        candidates.append(groot / "packaged" / "ATen" / "native" / "native_functions.yaml")
+    if rel.startswith("tools/autograd/"):
+        candidates.append(groot / "packaged" / "autograd" / rel.removeprefix("tools/autograd/"))
+    if rel.startswith("ATen/templates/"):
+        candidates.append(groot / "packaged" / "ATen" / "templates" / rel.removeprefix("ATen/templates/"))
+    if rel.startswith("torch/") and rel.endswith((".py", ".pyi", ".yaml")):
+        candidates.append(troot / rel.removeprefix("torch/"))
+    if rel.startswith("torchgen/"):
+        candidates.append(groot / rel.removeprefix("torchgen/"))
+    return next((c for c in candidates if c.is_file()), None)
+
+
+@functools.lru_cache(maxsize=256)
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _has_word(text: str, word: str) -> bool:
+    return bool(word) and re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text) is not None
+
+
+@functools.lru_cache(maxsize=1)
+def _yaml_names() -> tuple[frozenset, frozenset]:
+    """The base names of native_functions.yaml's operators with a Tensor method, and with a torch.* function."""
+    methods, functions = set(), set()
+    for e in native_functions():
+        base = e["func"].split("(")[0].split(".")[0]
+        variants = [v.strip() for v in str(e.get("variants", "function")).split(",")]
+        (methods if "method" in variants else set()).add(base)
+        (functions if "function" in variants else set()).add(base)
+    return frozenset(methods), frozenset(functions)
+
+
+@functools.lru_cache(maxsize=64)
+def _dispatch_kernels(key: str) -> frozenset:
+    """The native kernels native_functions.yaml names for a dispatch key (`dispatch: CPU: add_out`); an entry that
+    names none is CompositeImplicitAutograd, its kernel the operator's own name."""
+    kernels = set()
+    for e in native_functions():
+        dispatch = e.get("dispatch")
+        if isinstance(dispatch, dict):
+            for keys, kernel in dispatch.items():
+                if key in [k.strip() for k in str(keys).split(",")]:
+                    kernels.add(str(kernel))
+        elif key == "CompositeImplicitAutograd" and "structured_delegate" not in e:
+            kernels.add(e["func"].split("(")[0].split(".")[0])
+    return frozenset(kernels)
+
+
+def _binding_template(name: str) -> Path:
+    return _site()[1] / "packaged" / "autograd" / "templates" / name
+
+
+def _tensor_method_binding_files(name: str) -> set[str]:
+    """Where the C function behind Tensor.<name> is: the generated python_variable_methods.cpp for a method the
+    template's table lists or the YAML generates, else the hand-written python_variable*.cpp."""
+    table = _text(_binding_template("python_variable_methods.cpp"))
+    if re.search(rf'\{{"{re.escape(name)}",', table) or name in _yaml_names()[0]:
+        return {_PY_GENERATED + "python_variable_methods.cpp"}
+    return {"torch/csrc/autograd/python_variable.cpp", "torch/csrc/autograd/python_variable_indexing.cpp"}
+
+
+def _python_files(symbol: str) -> set[str] | None:
+    """The files a torch.* Python name is defined in (None: a C object whose file the wheel does not tell)."""
+    import inspect
+
+    import torch
+
+    obj = torch
+    for part in symbol.split(".")[1:]:
+        obj = getattr(obj, part)
+    try:
+        target = inspect.unwrap(obj)
+    except ValueError:
+        target = obj
+    if inspect.isfunction(target) or inspect.ismethod(target) or inspect.isclass(target) or inspect.ismodule(target):
+        try:
+            source = inspect.getsourcefile(target)
+        except TypeError:
+            source = None
+        if source and "/torch/" in source.replace("\\", "/"):
+            return {"torch/" + source.replace("\\", "/").rsplit("/torch/", 1)[1]}
+    owner = getattr(obj, "__objclass__", None)
+    name = getattr(obj, "__name__", "")
+    if owner is torch._C.TensorBase:
+        return _tensor_method_binding_files(name)
+    if getattr(torch._C._VariableFunctions, name, None) is obj:
+        return {_PY_GENERATED + "python_torch_functions.cpp", "torch/csrc/autograd/python_torch_functions_manual.cpp"}
+    module = getattr(obj, "__self__", None)
+    short = getattr(module, "__name__", "").rsplit(".", 1)[-1]
+    if short in _PY_MODULES:
+        return {_PY_GENERATED + f"python_{_PY_MODULES[short]}_functions.cpp"}
+    return None
+
+
+def _thp_binding_files(name: str) -> set[str]:
+    """Where a binding named THPVariable_<name> is defined (torchgen names every binding THPVariable_<op>)."""
+    import torch
+
+    files = set()
+    methods_template = _text(_binding_template("python_variable_methods.cpp"))
+    if name in _yaml_names()[0] or _has_word(methods_template, f"THPVariable_{name}"):
+        files.add(_PY_GENERATED + "python_variable_methods.cpp")
+    if hasattr(torch._C._VariableFunctions, name):
+        files |= {_PY_GENERATED + "python_torch_functions.cpp", "torch/csrc/autograd/python_torch_functions_manual.cpp"}
+    for module, short in _PY_MODULES.items():
+        if hasattr(getattr(torch._C, module, None), name):
+            files.add(_PY_GENERATED + f"python_{short}_functions.cpp")
+    return files or {"torch/csrc/autograd/python_variable.cpp", "torch/csrc/autograd/python_variable_indexing.cpp"}
+
+
+def _generator_writes(source: str, parts: list[str]) -> bool:
+    """Whether torchgen writes the symbol (its `::` parts) into the generated file `source`."""
+    _, groot = _site()
+    base = source.rsplit("/", 1)[-1]
+    last = parts[-1]
+    templates, generators = [], []
+    m = re.fullmatch(r"Register(\w+)\.cpp", base)
+    if m and source.startswith("aten/src/ATen/Register"):
+        key = m.group(1)
+        if last.startswith(f"wrapper_{key}_") or any(p.startswith("structured_") for p in parts):
+            return True
+        if parts[-2:-1] == ["native"] and last in _dispatch_kernels(key):  # the wrapper calls at::native::<kernel>
+            return True
+        templates = ["ATen/templates/RegisterDispatchKey.cpp", "ATen/templates/RegisterDispatchDefinitions.ini",
+                     f"ATen/templates/{base}"]
+        generators = ["dest/register_dispatch_key.py"]
+    m = re.fullmatch(r"Ufunc(CPU|CPUKernel|CUDA)_(\w+)\.(cpp|cu)", base)
+    if m:
+        op = m.group(2)
+        if any(p.startswith(f"structured_ufunc_{op}_") for p in parts) or last in (f"{op}_kernel", f"{op}_stub") \
+                or parts[-2:] == ["ufunc", op]:
+            return True
+        templates = [f"ATen/templates/Ufunc{m.group(1)}.{'cu' if m.group(1) == 'CUDA' else 'cpp'}"]
+        generators = ["dest/ufunc.py"]
+    if base == "Operators.cpp":
+        if "_ops" in parts:
+            return True
+        templates = ["ATen/templates/Operators.cpp"]
+    for stem, scope in (("VariableType", "VariableType"), ("ADInplaceOrViewType", "ADInplaceOrView"),
+                        ("TraceType", "TraceType")):
+        if base == f"{stem}.cpp":
+            if scope in parts[:-1]:
+                return True
+            templates = [f"autograd/templates/{base}"]
+    m = re.fullmatch(r"python_(\w+)_functions\.cpp|python_variable_methods\.cpp", base)
+    if m:
+        if last.startswith("THPVariable_") and source in _thp_binding_files(last.removeprefix("THPVariable_")):
+            return True
+        templates = [f"autograd/templates/{base}"]
+    if not templates:  # another generated file: what its template spells
+        templates = [f"ATen/templates/{base}", f"autograd/templates/{base}"]
+    packaged = groot / "packaged"
+    texts = [_text(packaged / t) for t in templates if (packaged / t).is_file()]
+    texts += [_text(groot / g) for g in generators if (groot / g).is_file()]
+    return any(_has_word(t, last) for t in texts)
+
+
+def symbol_files_match(symbol: str, path: str, f: Facts) -> bool:
+    """Whether the step's symbol is found in the file it names, as far as the installed PyTorch shows (above)."""
+    s = normalise_symbol(symbol)
+    p = _SHARD.sub("", normalise_file(path))
+    sources = [c for c in f.sources if c == p or c.endswith("/" + p)]
+    if s.startswith("torch.") and "::" not in s:
+        if not _python_name(s):
+            return False
+        files = _python_files(s)
+        if files is None:  # a C object of torch._C the wheel does not place: a hand-written file of torch/csrc/
+            return any(c.startswith("torch/csrc/") and c not in f.generated for c in sources)
+        return any(c in files for c in sources)
+    parts = [q for q in s.split("::") if q and q not in _CAPABILITIES]
+    if not parts:
+        return False
+    thp = parts[-1].removeprefix("THPVariable_") if parts[-1].startswith("THPVariable_") else None
+    for c in sources:
+        shipped = _shipped(c)
+        if shipped is not None:
+            text = _text(shipped)
+            if all(_has_word(text, q) for q in parts):
+                return True
+        elif c in f.generated:
+            if _generator_writes(c, parts):
+                return True
+        elif thp is not None:
+            if c in _thp_binding_files(thp):
+                return True
+        elif not _GENERATED_SYMBOL.search(s):
+            return True
+    return False
+
+
 def verify_trace(name: str, steps, f: Facts | None = None) -> list[str]:
     """The problems of a trace of `TRACES[name]` (an empty list: every step holds, and the waypoints are there
     in order). Each problem names the step (1-based), what was checked and what the installed PyTorch says."""
@@ -426,6 +710,8 @@ def verify_trace(name: str, steps, f: Facts | None = None) -> list[str]:
         if not file_exists(path, f):
             problems.append(f"step {n}: file `{path}` is not one this PyTorch was built from or ships (write its "
                             "path in the source tree, e.g. aten/src/ATen/native/BinaryOps.cpp)")
+        elif symbol_exists(symbol, f) and not symbol_files_match(symbol, path, f):
+            problems.append(f"step {n}: `{symbol}` is not in `{path}`: " + _where_hint(symbol, f))
         entered = [op for op in spec.ops if re.search(_entry(op), normalise_symbol(symbol))]
         if entered:
             current = entered[0]  # the steps below an entry point are that operator's, until the next entry
@@ -435,17 +721,23 @@ def verify_trace(name: str, steps, f: Facts | None = None) -> list[str]:
                             f"name {' or '.join(_base(op) for op in spec.ops)}")
         if key != NO_KEY:
             ops = [current] if current else list(spec.ops)
-            owners = [(op, f.tables[op][key]) for op in ops if key in f.tables.get(op, {})]
+            # a runtime key, exactly as _dispatch_dump_table prints it: an alias key (Autograd,
+            # CompositeImplicitAutograd) is where a kernel was registered, not a key a tensor is dispatched at
+            owners = [(op, f.tables[op][key]) for op in ops
+                      if key in f.tables.get(op, {}) and f.tables[op][key][1] != "alias"]
             if not owners:
                 runs = sorted({k for op in ops for k, v in f.tables.get(op, {}).items() if v[1] != "alias"})
+                alias = [op for op in ops if f.tables.get(op, {}).get(key, ("", ""))[1] == "alias"]
                 problems.append(f"step {n}: no kernel runs at dispatch key `{key}` for {', '.join(ops)} on a "
                                 f"dense CPU tensor (the keys whose kernels run: {', '.join(runs)}; a fallthrough "
                                 f"or a key the thread excludes does not count; write `{NO_KEY}` for a step outside "
                                 "the dispatcher"
                                 + ("; the Python key's kernel only runs for tensor subclasses and modes: the binding "
-                                   "runs before any dispatch)" if key == "Python" else ")"))
-            elif file_exists(path, f) and not any(_SHARD.sub("", normalise_file(path)).endswith(
-                    own[0].rsplit("/", 1)[-1]) for _, own in owners):
+                                   "runs before any dispatch)" if key == "Python" else
+                                   f"; `{key}` is an alias key: a kernel registered under it runs at a runtime key "
+                                   "such as AutogradCPU or CPU, the name _dispatch_dump_table prints)" if alias
+                                   else ")"))
+            elif file_exists(path, f) and not any(_same_file(path, own[0]) for _, own in owners):
                 where = "; ".join(f"{op}: {own[0]}" for op, own in owners)
                 hint = " (the Python key's kernel is a fallback for tensor subclasses and modes; the binding runs " \
                        f"before any dispatch: key `{NO_KEY}`)" if key == "Python" else ""
@@ -456,14 +748,14 @@ def verify_trace(name: str, steps, f: Facts | None = None) -> list[str]:
     if missing:
         problems.append(f"(facts) the profiler did not record {missing} for {spec.expression}")
     at = 0  # waypoints are matched by what they say; a step's own problems are listed above
-    for w in spec.waypoints:
+    for w in [w for w in spec.waypoints if w.onednn is None or w.onednn == f.bf16_onednn]:
         hit = next((i for i in range(at, len(rows)) if rows[i] and _passes(w, rows[i], f)), None)
         if hit is None:
             earlier = next((i for i in range(at) if rows[i] and _passes(w, rows[i], f)), None)
             where = f"step {earlier + 1} is it, but comes before step {at}, the waypoint before it" \
                 if earlier is not None else f"no step after step {at} is it"
             problems.append(f"missing: {w.what}" + (f" (a step with key {w.key.replace('|', ' or ')})" if w.key else "")
-                            + f"; {where}")
+                            + f"; {where}" + _binding_hint(w, rows))
         else:
             at = hit + 1
     return problems
@@ -487,7 +779,44 @@ def _passes(w: Waypoint, row: tuple[str, str, str], f: Facts) -> bool:
         return False
     if w.symbol and not re.search(w.symbol, normalise_symbol(symbol)):
         return False
+    if w.file and not re.search(w.file, _SHARD.sub("", normalise_file(path))):
+        return False
     return True
+
+
+def _same_file(path: str, source: str) -> bool:
+    """Whether the step's file is `source` (a normalised path), written whole or by its last folders."""
+    p = _SHARD.sub("", normalise_file(path))
+    return bool(p) and (source == p or source.endswith("/" + p))
+
+
+def _binding_hint(w: Waypoint, rows) -> str:
+    """For a missing binding waypoint: the function torch.<op> is not what the operator reaches."""
+    if not w.file:
+        return ""
+    functions = [r[0] for r in rows if r and re.fullmatch(r"torch\.(add|matmul)", normalise_symbol(r[0]))]
+    if not functions:
+        return ""
+    return (f" (`{functions[0]}` is the function torch.{functions[0].split('.')[-1]}(a, b), bound in "
+            "python_torch_functions.cpp; the operator calls the method Tensor.__add__ / Tensor.__matmul__, bound "
+            "in python_variable_methods.cpp)")
+
+
+def _where_hint(symbol: str, f: Facts) -> str:
+    """Where the installed PyTorch places a symbol, in words, for a step that names another file."""
+    s = normalise_symbol(symbol)
+    if s.startswith("torch.") and "::" not in s:
+        files = _python_files(s) if _python_name(s) else None
+        return f"that name is defined in {' or '.join(sorted(files))}" if files else \
+            "that name is a C function of torch._C, bound in a file of torch/csrc/"
+    if s.rsplit("::", 1)[-1].startswith("THPVariable_"):
+        return "the generated bindings are in " + " or ".join(sorted(_thp_binding_files(
+            s.rsplit("::", 1)[-1].removeprefix("THPVariable_"))))
+    if _GENERATED_SYMBOL.search(s):
+        return ("torchgen writes it: an entry point at::_ops::* into Operators.cpp (declared in ATen/ops/<op>_ops.h), "
+                "a wrapper_<Key>_* into Register<Key>.cpp, an autograd kernel into VariableType.cpp, a ufunc's "
+                "structured class into Ufunc<Key>_<op>.cpp")
+    return "a header must spell it, a generated file must be written with it, and a Python file must define it"
 
 
 def check_trace(name: str, steps) -> None:
