@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 CHECK = re.compile(r"^_*(check|fail|expect(?!ed)|assert)", re.I)  # not `expected_round(...)`: a value
 DROPPED_CALLS = {"print", "display"}
 LAB = re.compile(r"#\s*probe:\s*lab\b")  # names that reach the lab's code: `op = torch.ops.lab.f  # probe: lab`
+RAISES_INPUTS_FROM = 3  # check_raises(what, exception, fn, *inputs): the inputs' index
 WHOLE = re.compile(r"#\s*probe:\s*whole\b")  # a cell whose probe does not yet keep its meaning: it runs whole
 QUIET_LINE = re.compile(r"#\s*probe:\s*quiet\b")  # a statement whose calls of the lab are not recorded
 QUIET_FN = "__quiet__"  # sandbox_runner.Observer.quiet
@@ -944,7 +945,12 @@ class _Prober:
         def runnable(whole, bound):
             """The check call to run whole, or None: not `fail` (it always raises), no expected value written out,
             nothing dropped read, except in its first argument (the description: replaced, if need be)."""
-            if whole is None or _callee(whole) == "fail" or any(_expected_literal(a) for a in whole.args):
+            if whole is None or _callee(whole) == "fail":
+                return None
+            # check_raises(what, ValueError, sim.malloc, -5) (labkit.testing's signature: what, exception, fn,
+            # *args): what follows the callable is its input, passed to the lab, never an expected value
+            inputs_from = RAISES_INPUTS_FROM if _callee(whole) == "check_raises" else len(whole.args)
+            if any(_expected_literal(a) for a in whole.args[:inputs_from]):
                 return None
             # the description (first argument) and the message keywords (cause=...) may read what was dropped:
             # they are only text, so they are replaced
