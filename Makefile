@@ -104,6 +104,7 @@ lock: ## rewrite requirements.lock (every package but torch, with hashes) after 
 	.venv-lock/bin/pip-compile -q --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
 	  --no-emit-find-links -o build/requirements.compiled requirements.txt
 	$(PYTHON3) -m coursetools.venv --finish-lock build/requirements.compiled --requirements requirements.txt
+	$(PYTHON3) -m coursetools.envfiles
 
 lint: setup ## notebooks follow the lab contract; ruff on Python files
 	$(PY) -m coursetools lint

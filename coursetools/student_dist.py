@@ -18,6 +18,7 @@ from pathlib import Path
 
 from autograder import notebooks as nbs
 from autograder import settings
+from coursetools import envfiles
 
 TEMPLATE = Path(__file__).parent / "student_template"
 
@@ -65,15 +66,59 @@ def build(dest: Path = settings.STUDENT_DIST, weeks: set[int] | None = None) -> 
     (dest / "tools").mkdir()
     shutil.copy(Path(__file__).parent / "venv.py", dest / "tools" / "venv.py")
     shutil.copy(Path(__file__).parent / "update.py", dest / "tools" / "update.py")
-    for name in ("requirements.txt", "requirements.lock", "environment.yml"):
-        shutil.copy(settings.ROOT / name, dest / name)
+    write_environment(dest)
     shutil.copy(TEMPLATE / "Makefile", dest / "Makefile")
     config = (TEMPLATE / "nbgrader_config.py").read_text().replace("{ignore}", settings.IGNORE_STDERR)
     (dest / "nbgrader_config.py").write_text(config)
-    (dest / ".gitignore").write_text(".venv/\n__pycache__/\n.ipynb_checkpoints/\n.update-backups/\n")
+    ignored = (".venv/", "__pycache__/", ".ipynb_checkpoints/", ".update-backups/", "*.egg-info/", "build/")
+    (dest / ".gitignore").write_text("".join(f"{p}\n" for p in ignored))
     readme = (TEMPLATE / "README.md").read_text() + week_list(weeks) + "\n"
     (dest / "README.md").write_text(readme)
     return dest
+
+
+# The tables of the course's pyproject.toml that make labkit installable; its tool settings stay behind.
+PACKAGE_TABLES = ("build-system", "project", "tool.setuptools")
+
+
+def write_environment(dest: Path) -> None:
+    """The learners' environment files: their requirements and lock (coursetools/envfiles.py: the course's lock
+    without the instructors' tools), the same environment.yml as the course's, Binder's configuration and the
+    pyproject.toml that installs labkit (`pip install -e .`)."""
+    for name, text in envfiles.learner_files(settings.ROOT).items():
+        (dest / name).write_text(text)
+    shutil.copy(settings.ROOT / "environment.yml", dest / "environment.yml")
+    (dest / "pyproject.toml").write_text(package_tables((settings.ROOT / "pyproject.toml").read_text()))
+    binder = dest / "binder"
+    binder.mkdir()
+    (binder / "environment.yml").write_text(binder_environment((settings.ROOT / "environment.yml").read_text()))
+    shutil.copy(TEMPLATE / "binder" / "postBuild", binder / "postBuild")
+    (binder / "postBuild").chmod(0o755)
+
+
+def package_tables(pyproject: str) -> str:
+    """pyproject.toml's [build-system], [project] and [tool.setuptools] tables, as they are written there."""
+    out, keep = ["# labkit as a package: `pip install -e .` (written by the course's `make student-dist`)."], False
+    for line in pyproject.splitlines():
+        header = re.match(r"^\[([^\]]+)\]\s*$", line)
+        if header:
+            keep = header.group(1).strip() in PACKAGE_TABLES
+        if keep:
+            out.append(line)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def binder_environment(environment_yml: str) -> str:
+    """environment.yml for binder/: repo2docker reads only binder/ when it exists, and conda (micromamba on
+    Binder) runs pip in the environment file's folder, so the paths point one folder up."""
+    text = environment_yml
+    for old, new in (("- -r requirements-conda.txt", "- -r ../requirements-conda.txt"), ("- -e .", "- -e ..")):
+        if old not in text:
+            raise ValueError(f"environment.yml has no line {old!r} to point at the learners' tree from binder/")
+        text = text.replace(old, new)
+    head = ("# Binder (repo2docker) builds the learners' tree from this folder: this file, then postBuild.\n"
+            "# The same as the tree's environment.yml, its paths relative to binder/.\n")
+    return head + text
 
 
 WEEK_ROW = re.compile(r"^\| *(\d+) *\| *\[(?P<title>[^\]]+)\]\([^)]*\) *\|.*\|$", re.M)

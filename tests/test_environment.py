@@ -38,14 +38,17 @@ def test_every_requirement_is_pinned_and_core_pins_hold():
     assert p["triton"] == ("3.7.1", 'sys_platform == "linux"')
 
 
-def test_environment_yml_installs_requirements_txt_and_nothing_else():
+def test_environment_yml_installs_the_lock_and_nothing_else():
+    """conda's environment file: Python 3.11 and pip from conda, everything else through pip from the lock's pins
+    (requirements-conda.txt, made from requirements.lock) and the course package; tests/test_conformance_env.py
+    reads it the way conda does."""
     text = (settings.ROOT / "environment.yml").read_text()
     deps = re.findall(r"^\s*-\s*(\S.*)$", text, re.M)
     assert "python=3.11" in deps, "environment.yml must install Python 3.11"
-    assert "-r requirements.txt" in deps, "environment.yml must pip-install requirements.txt"
+    assert "-r requirements-conda.txt" in deps and "-e ." in deps, "environment.yml installs the lock and labkit"
     allowed = ("python=3.11", "pip", "pip:", "conda-forge")
     pinned_here = [d for d in deps if re.match(r"[A-Za-z]", d) and d not in allowed]
-    assert not pinned_here, f"versions live in requirements.txt only; environment.yml also lists {pinned_here}"
+    assert not pinned_here, f"versions live in requirements.txt/.lock only; environment.yml also lists {pinned_here}"
 
 
 @pytest.mark.skipif(".venv-torch" in sys.prefix, reason="a TORCH=<version> compatibility venv overrides torch/triton")
