@@ -66,6 +66,27 @@ def solution_budget_s(lab: str) -> int:
 # Test cells whose reference runs give the judge nothing to compare, and why: their verdict is the learner
 # process's own. The quality run fails a lab with any other such cell (coursetools/mutants.py measures it), and
 # THREATS.md's list of what is still trusted is checked against this table (tests/test_lab_quality.py).
+# Branches of a solution's answer functions that no hidden test reaches, each with why that is acceptable (the
+# quality table fails a lab with any other; coursetools/branches.py counts them). Keyed by lab, then by the
+# branch as the table prints it.
+UNREACHED_KNOWN: dict[str, dict[str, str]] = {
+    "lab03-autograd": {
+        "`backward` line 46: if false": "a node returning None for an input that needs a gradient: no node of the "
+                                        "built-in ops the task covers does (custom Functions, which can, are not "
+                                        "callable as nodes); the branch is defensive",
+    },
+    "lab13-streams": {
+        "`find_races` line 64: if false": "the last of a chain that names every kind of op: no op has another kind",
+    },
+    "lab11-modules": {
+        "`checkpoint_storages` line 31: if false": "a persistent id that is not a storage: torch.save writes none; "
+                                                   "the branch is defensive",
+        **{f"`seeded_worker_init` line {n}: if {side}": "runs in the DataLoader's worker processes, which the count "
+                                                         "does not see (the test checks what the workers drew)"
+           for n, side in ((6, "false"), (12, "true"), (12, "false"), (14, "true"), (14, "false"))},
+    },
+}
+
 UNJUDGED_KNOWN: dict[str, dict[str, str]] = {
     "lab11-modules": {
         "test_seeded_worker_init": "the DataLoader's draws come from worker processes and depend on how a right "

@@ -72,6 +72,8 @@ class SolutionRun:
     alternatives: list[MutantResult] = field(default_factory=list)  # `failed` must stay empty
     mutant_seconds: float = 0.0
     executed_path: str = ""
+    # which branches of the answers' functions the hidden tests reach (coursetools/branches.py)
+    branches: dict = field(default_factory=dict)
 
 
 def evaluate_solution(lab: str, params: dict | None = None, threads: int | None = None,
@@ -119,6 +121,7 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
             if not ok:
                 run.rerun_problems.append(f"{gid}: {msg}")
         run.unjudged = [gid for gid, _, _, judged, *_ in again if not judged]
+        run.branches = _branches(session, tests, answers)
         # A mutant's test may run 5x the solution's time (at least 30 s, at most the grader's cell limit): a
         # wrong answer that never ends fails there, as the grader's cell limit fails it, without the wait. The
         # solution's time is its slowest run of the test, the notebook's first included: a test whose first run
@@ -300,6 +303,66 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
     sys.__stdout__.flush()
     print(json.dumps({"broken": broken, "outcomes": verdicts}))
 """
+
+
+COVER = r"""
+def __course_quality_cover(tests, answers):
+    import contextlib, io, json, linecache, sys
+    from autograder import sandbox_runner as runner
+    from coursetools import branches
+    ip = get_ipython()
+    sources = {}
+    for k, src in enumerate(answers):
+        code = ip.transform_cell(src)
+        name = f"<course-quality-answer-{k}>"
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        exec(compile(code, name, "exec"), ip.user_ns)
+        sources[name] = code
+    # the hidden tests run as the grader runs them, as probes that hand their checks to __observe__, which
+    # runs them when active (the driver's observer, when it ran; what it records is dropped)
+    observer = globals().get("__course_quality_observer") or runner.Observer(100_000)
+    ip.user_ns[runner.OBSERVE] = observer.observe
+    ip.user_ns[runner.QUIET] = observer.quiet
+    recorder = branches.Recorder(set(sources))
+    errors = []
+    for gid, src, hidden in tests:
+        if not hidden:
+            continue
+        runner._reseed(runner.cell_seed(0, gid))
+        code = ip.transform_cell(src)
+        name = f"<course-quality-cover-{gid}>"
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            observer.take()
+            observer.active, observer.depth = True, 0
+            try:
+                with recorder:
+                    exec(compile(code, name, "exec"), ip.user_ns)
+            except BaseException as e:  # the count is then short: say which test stopped
+                errors.append(f"{gid}: {type(e).__name__}: {str(e)[:200]}")
+            finally:
+                observer.active = False
+                observer.take()
+    sys.__stdout__.flush()
+    print(json.dumps({**branches.report(sources, recorder), "errors": errors}))
+"""
+
+
+def _branches(session: KernelSession, tests: list, answers: list) -> dict:
+    """Run the hidden tests once more with the answers traced: which of their branches are reached."""
+    import json
+
+    session.run_source(COVER)
+    session.client.timeout = settings.CELL_TIMEOUT_S * max(1, len(tests))
+    try:
+        cell = session.run_source(f"__course_quality_cover({tests!r}, {answers!r})")
+    finally:
+        session.client.timeout = settings.CELL_TIMEOUT_S
+    text = "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
+    try:
+        return json.loads(text.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": "the branch count failed in the kernel"}
 
 
 def _drive(session: KernelSession, mutant: str, tests: list, answers: list,

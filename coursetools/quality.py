@@ -63,7 +63,7 @@ class LabQuality:
     def problems(self) -> dict[str, list[str]]:
         """check name -> what is wrong (empty lists mean the check passed)."""
         p: dict[str, list[str]] = {"solution": [], "blank": [], "mutants": [], "alternatives": [], "sync": [],
-                                   "time": [], "judged": []}
+                                   "time": [], "judged": [], "branches": []}
         p["solution"] += self.errors
         s, g = self.solution, self.grading
         if s:
@@ -75,6 +75,13 @@ class LabQuality:
             known = settings.UNJUDGED_KNOWN.get(self.lab, {})
             p["judged"] += [f"test cell with nothing the judge compares (its verdict would be the learner "
                             f"process's own): {gid}" for gid in s.unjudged if gid not in known]
+            b = s.branches or {}
+            allowed = settings.UNREACHED_KNOWN.get(self.lab, {})
+            p["branches"] += [f"a branch of the solution no hidden test reaches (a wrong answer there passes): {m}"
+                              for m in b.get("missed", []) if m not in allowed]
+            p["branches"] += [f"the branch count stopped in a hidden test: {e}" for e in b.get("errors", [])]
+            if "error" in b:
+                p["branches"].append(b["error"])
             if s.seconds > 3 * settings.solution_budget_s(self.lab):  # a budget is reported; only 3x fails
                 p["time"].append(f"solution took {s.seconds:.0f} s, more than three times its budget of "
                                  f"{settings.solution_budget_s(self.lab)} s")
@@ -354,7 +361,7 @@ def run_all(labs: list[str] | None = None, course: bool | list[Path] = True, job
 
 def format_table(report: QualityReport) -> str:
     head = (f"{'lab':<22}{'solution':>10}{'run':>10}{'blank':>7}{'mutants':>9}{'alternatives':>14}{'unjudged':>10}"
-            f"{'seconds':>9}{'GPU skipped':>13}  status")
+            f"{'branches':>10}{'seconds':>9}{'GPU skipped':>13}  status")
     lines = ["lab quality", head, "-" * len(head)]
     for q in report.labs:
         s, g = q.solution, q.grading
@@ -367,17 +374,23 @@ def format_table(report: QualityReport) -> str:
         bad = [k for k, v in q.problems().items() if v]
         status = "ok" if not bad else "FAIL: " + ", ".join(bad)
         unjudged = f"{len(s.unjudged)}" if s else "-"
-        lines.append(f"{q.lab:<22}{sol:>10}{ran:>10}{blank:>7}{mut:>9}{alts:>14}{unjudged:>10}{q.seconds:>9.1f}"
-                     f"{(s.skipped_gpu if s else 0):>13}  {status}")
+        b = (s.branches if s else None) or {}
+        branches = f"{b['reached']}/{b['total']}" if "total" in b else "-"
+        lines.append(f"{q.lab:<22}{sol:>10}{ran:>10}{blank:>7}{mut:>9}{alts:>14}{unjudged:>10}{branches:>10}"
+                     f"{q.seconds:>9.1f}{(s.skipped_gpu if s else 0):>13}  {status}")
         if s and s.unjudged:
             lines.append(f"{'':<22}test cells with nothing judged: {', '.join(s.unjudged)}")
+        if b.get("missed"):
+            lines.append(f"{'':<22}branches the hidden tests never reach: {'; '.join(b['missed'][:12])}"
+                         + (f"; and {len(b['missed']) - 12} more" if len(b["missed"]) > 12 else ""))
         untested = q.untested()
         if untested:
             lines.append(f"{'':<22}graded tests no mutant fails: {', '.join(untested)}")
     lines.append("  solution = the filled-in student notebook autograded by nbgrader; run = the solution "
                  "notebook's own test cells; alternatives = right answers written differently, full marks both in "
                  "the kernel and through the grader; unjudged = test cells whose reference runs give the judge "
-                 "nothing to compare (settings.UNJUDGED_KNOWN lists the known ones and why)")
+                 "nothing to compare (settings.UNJUDGED_KNOWN lists the known ones and why); branches = branches "
+                 "of the solution's answer functions the hidden tests reach (coursetools/branches.py)")
     if report.course:
         lines += ["", "course notebooks", "-" * len(head)]
         for c in sorted(report.course, key=lambda c: c.path):

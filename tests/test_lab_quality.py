@@ -26,6 +26,8 @@ CHECKS = {
     "sync": "labs/ equals a fresh regeneration from solutions/",
     "time": "the solution fits three times its time budget (a loaded machine is slow, not broken)",
     "judged": "every test cell gives the judge something to compare (or is listed in settings.UNJUDGED_KNOWN)",
+    "branches": "the hidden tests reach every branch of the solution's answers (or settings.UNREACHED_KNOWN says why "
+                "not)",
 }
 
 

@@ -103,3 +103,36 @@ def test_a_diff_edits_only_the_function_it_replaces():
     # hunks apply in order; a context line anchors an insertion
     two = " def double(x):\n+    x = int(x)\n@@\n-    return 2 * helper(x)\n+    return helper(x) * 2"
     assert apply_diff(cell, two, inside="double").endswith("def double(x):\n    x = int(x)\n    return helper(x) * 2\n")
+
+
+def test_branch_count_follows_each_side_of_each_decision():
+    """coursetools/branches.py: an if's two sides (also `if x: return y` on one line), a loop entered and left,
+    an except handler; a decision whose body shares its line with anything else is not counted."""
+    from coursetools import branches
+
+    src = ("def f(xs, flag):\n"
+           "    if not xs: return 0\n"
+           "    total = 0\n"
+           "    for x in xs:\n"
+           "        if x < 0:\n"
+           "            continue\n"
+           "        total += x\n"
+           "    try:\n"
+           "        total = int(total)\n"
+           "    except ValueError:\n"
+           "        total = -1\n"
+           "    if flag: total += 1\n"
+           "    return total\n")
+    ns: dict = {}
+    exec(compile(src, "<branches-test>", "exec"), ns)
+    whats = [str(b) for b, _ in branches.decisions(src)]
+    assert len(whats) == 7 and not any("line 12" in w for w in whats), whats
+    recorder = branches.Recorder({"<branches-test>"})
+    with recorder:
+        ns["f"]([1, 2], False)
+    first = branches.report({"<branches-test>": src}, recorder)
+    assert first["total"] == 7 and sorted(first["missed"]) == [
+        "`f` line 10: except ValueError", "`f` line 2: if true", "`f` line 5: if true"], first
+    with recorder:
+        ns["f"]([], True), ns["f"]([-1, 3], True)
+    assert branches.report({"<branches-test>": src}, recorder)["missed"] == ["`f` line 10: except ValueError"]
