@@ -9,7 +9,6 @@ and not text a hand-in might have smuggled out of one.
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 import statistics
@@ -22,11 +21,16 @@ from autograder import notebooks as nbs
 from autograder import settings
 from autograder.status import Status, kind_of
 
-CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border:1px solid #ccc;padding:.35rem .5rem;
-text-align:left;vertical-align:top}th{background:#f3f3f3}.pass{color:#176b1d}.fail{color:#a31515}
-pre{white-space:pre-wrap;margin:0;font-size:.85rem}.note{background:#fff6d6;padding:.5rem}
-img{max-width:100%}"""
+TEMPLATES = Path(__file__).with_name("templates")  # feedback and report pages: Jinja2, every value escaped
+
+
+def _render(name: str, **values) -> str:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["num"] = lambda x: f"{x:g}"
+    return env.get_template(name).render(**values)
 
 
 class AuditLog:
@@ -40,11 +44,6 @@ class AuditLog:
         rec = {"time": datetime.now(UTC).isoformat(timespec="seconds"), "event": event, **fields}
         with self.lock, self.path.open("a") as f:
             f.write(json.dumps(rec, default=str) + "\n")
-
-
-def _page(title: str, body: str) -> str:
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>")
 
 
 KNOWN_ERRORS = {"LabCheckFailure": "a check of the test did not hold",
@@ -110,27 +109,11 @@ def failure_messages(lab: str, course: Path, g) -> dict[str, str]:
 
 
 def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None, comments: dict | None = None) -> str:
-    head = (f"<p><b>Score: {grade.score:g} / {grade.max_score:g}</b>"
-            + (f" (late penalty {grade.late_penalty:g}, {grade.hours_late:g} h late)" if grade.late_penalty else "")
-            + (f" (with an extension of {grade.extension_hours:g} h)" if grade.extension_hours else "")
-            + f"</p><p>Status: {html.escape(grade.status)}</p>")
-    for note in grade.notes:
-        head += f"<p class='note'>{html.escape(note)}</p>"
-    if notebook is None:
-        return _page(f"{lab}: feedback for {grade.student_id}", head + "<p>No test ran for this hand-in.</p>")
-    rows = []
-    for gid, hidden, got, out_of, msg in _failures(notebook, grade, verdicts):
-        ok = got >= out_of
-        rows.append(f"<tr><td>{html.escape(gid)}</td><td>{'hidden' if hidden else 'visible'}</td>"
-                    f"<td>{got:g} / {out_of:g}</td><td class='{'pass' if ok else 'fail'}'>"
-                    f"{'passed' if ok else 'failed'}</td><td><pre>{html.escape(msg)}</pre></td></tr>")
-    table = ("<table><tr><th>test</th><th>kind</th><th>points</th><th>result</th><th>message</th></tr>"
-             + "".join(rows) + "</table>")
-    if comments:  # the instructor's, from formgrader: cell -> comment
-        table += ("<h2>Comments from your instructor</h2><table><tr><th>cell</th><th>comment</th></tr>" + "".join(
-            f"<tr><td>{html.escape(cell)}</td><td><pre>{html.escape(text)}</pre></td></tr>"
-            for cell, text in comments.items()) + "</table>")
-    return _page(f"{lab}: feedback for {grade.student_id}", head + table)
+    rows = None if notebook is None else [
+        {"gid": gid, "hidden": hidden, "got": got, "out_of": out_of, "ok": got >= out_of, "msg": msg}
+        for gid, hidden, got, out_of, msg in _failures(notebook, grade, verdicts)]
+    return _render("feedback.html.j2", title=f"{lab}: feedback for {grade.student_id}", g=grade, rows=rows,
+                   comments=comments or {})
 
 
 def write_feedback(lab: str, course: Path, results, dest: Path, comments: dict | None = None) -> None:
@@ -147,7 +130,7 @@ def write_feedback(lab: str, course: Path, results, dest: Path, comments: dict |
 def _png(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    return "<img src='data:image/png;base64," + base64.b64encode(buf.getvalue()).decode() + "'>"
+    return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> None:
@@ -156,22 +139,7 @@ def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> No
     import matplotlib.pyplot as plt
 
     graded = [r for r in results if r.cells]
-    body = (f"<p>{len(results)} hand-ins, {len(graded)} graded, {jobs} at a time, "
-            f"{seconds:.0f} s in all. Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.</p>")
-    if graded:
-        scores = [r.score for r in graded]
-        body += (f"<p>Graded hand-ins: mean {statistics.fmean(scores):.2f}, median {statistics.median(scores):g}, "
-                 f"out of {graded[0].max_score:g}.</p>")
-
-    def page(r) -> str:  # the learner's feedback page, beside this report (write_feedback's layout)
-        href = f"feedback/{quote(settings.file_name(r.student_id))}/{quote(lab)}.html"
-        return f"<a href='{html.escape(href, quote=True)}'>{html.escape(r.student_id)}</a>"
-    review = [r for r in results if r.needs_review]
-    body += "<h2>Needs a human look</h2>"
-    body += ("<table><tr><th>student</th><th>status</th><th>why</th></tr>" + "".join(
-        f"<tr><td>{html.escape(r.student_id)}</td><td>{html.escape(r.status)}</td>"
-        f"<td><pre>{html.escape(chr(10).join((r.flags + r.notes)[:4]))}</pre></td></tr>" for r in review)
-        + "</table>") if review else "<p>Nothing: every hand-in ran cleanly.</p>"
+    figure, hardest = "", []
     if graded:
         fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
         max_score = graded[0].max_score
@@ -191,14 +159,16 @@ def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> No
         axes[2].set(title="Run time per hand-in", ylabel="seconds")
         axes[2].tick_params(axis="x", labelrotation=90, labelsize=7)
         fig.tight_layout()
-        body += "<h2>Class</h2>" + _png(fig)
+        figure = _png(fig)
         plt.close(fig)
-        body += "<h2>Tests the class failed most</h2><table><tr><th>test</th><th>pass rate</th></tr>" + "".join(
-            f"<tr><td>{html.escape(t)}</td><td>{100 * rates[t]:.0f}%</td></tr>" for t in worst[:10]) + "</table>"
-    body += ("<h2>Every hand-in</h2><table><tr><th>student</th><th>score</th><th>late penalty</th><th>extension</th>"
-             "<th>status</th><th>seconds</th></tr>" + "".join(
-                 f"<tr><td>{page(r)}</td><td>{r.score:g} / {r.max_score:g}</td>"
-                 f"<td>{r.late_penalty:g}</td><td>{f'{r.extension_hours:g} h' if r.extension_hours else ''}</td>"
-                 f"<td>{html.escape(r.status)}</td><td>{r.seconds:.1f}</td></tr>"
-                 for r in results) + "</table>")
-    path.write_text(_page(f"{lab}: class report", body))
+        hardest = [(t, rates[t]) for t in worst[:10]]
+    scores = [r.score for r in graded]
+
+    def page(r) -> str:  # the learner's feedback page, beside this report (write_feedback's layout)
+        return f"feedback/{quote(settings.file_name(r.student_id))}/{quote(lab)}.html"
+
+    path.write_text(_render(
+        "report.html.j2", title=f"{lab}: class report", results=results, graded=graded, jobs=jobs,
+        seconds=seconds, generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M}",
+        mean=statistics.fmean(scores) if scores else 0.0, median=statistics.median(scores) if scores else 0.0,
+        review=[r for r in results if r.needs_review], figure=figure, hardest=hardest, page=page))

@@ -194,7 +194,7 @@ def test_feedback_and_report(demo_run):
     assert "is not written yet" not in (out / "feedback" / "eli" / f"{LAB}.html").read_text()
     report = (out / "report.html").read_text()
     assert "mean " in report and "median " in report
-    links = re.findall(r"<a href='(feedback/[^']+)'>", report)
+    links = re.findall(r'<a href="(feedback/[^"]+)">', report)
     assert len(links) >= 10 and all((out / link).is_file() for link in links), "every row links its feedback page"
     assert "<td>24 h</td>" in report, "the class report shows max's extension"
     assert report.count("data:image/png;base64") >= 1 and "Needs a human look" in report
