@@ -1,6 +1,6 @@
 """Week 10 (distributed training on CPU): start a few gloo ranks, watch what they send.
 
-- `run_ranks(fn, world_size, *args)`: fork `world_size` processes, give each a gloo process
+- `run_ranks(fn, world_size, *args)`: start `world_size` processes, give each a gloo process
   group on the loopback interface, call `fn(rank, world_size, *args)` in each and return the
   results, ordered by rank. A rank that raises, or a collective that hangs, ends the whole run
   with a `RankFailure` that names the rank, its error and its last communication calls; the
@@ -20,28 +20,44 @@
 
 It ships to learners and holds no answers.
 
-Why fork: a notebook defines its functions in `__main__`, which a spawned process cannot
-import; a forked child simply has them. Why 127.0.0.1 and `GLOO_SOCKET_IFNAME=lo`: the
-grading sandbox has a loopback interface and nothing else (no network, no /etc/hosts).
+Why not fork: a copy of the notebook's own process inherits its CUDA context and the state of
+its threads (autograd starts one per GPU at the first backward), and neither works in the copy.
+The ranks are forked instead from a **forkserver**, a fresh interpreter started once per kernel
+that has imported torch and this module and never runs anything else (no CUDA, no backward):
+cheap to copy, on a CPU and on a GPU alike. A notebook defines its functions in `__main__`,
+which such a process cannot import, so `fn`, its arguments, the global names its code uses and
+its closure travel **by value** (`_RankPickler`: code objects, classes defined in the notebook);
+what lives in an importable module travels by name and is imported in the rank.
+Why 127.0.0.1 and `GLOO_SOCKET_IFNAME=lo`: the grading sandbox has a loopback interface and
+nothing else (no network, no /etc/hosts).
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import ctypes
+import dis
 import functools
+import importlib
 import io
+import marshal
 import math
 import mmap
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.forkserver
+import multiprocessing.spawn
 import os
 import pickle
+import random
+import shutil
 import signal
 import sys
 import tempfile
 import time
 import traceback
+import types
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, NamedTuple
@@ -62,9 +78,11 @@ RUN_TIMEOUT_S = 60.0  # the whole run, start-up included; past it every rank is 
 _GRACE_S = 2.0  # after one rank failed, how long the others get to report before they are killed
 _SLOT = 512  # bytes of shared memory per rank for "what is it doing now"
 
-# DistributedDataParallel imports torch._dynamo on first use (about 2 s). Importing it once
-# here means every forked rank inherits it instead of paying for it again.
-import torch._dynamo  # noqa: E402,F401
+# How ranks start: forked from a forkserver (see the module's docstring), never from the kernel.
+START_METHOD = "forkserver"
+# What the forkserver imports once, so that every rank forked from it already has it:
+# DistributedDataParallel imports torch._dynamo on first use (about 2 s per rank otherwise).
+_PRELOAD = ["torch._dynamo", "torch.nn.parallel", "labkit.distributed"]
 
 _runs = 0
 _watched: list | None = None  # inside `watch_runs`: one RankRun per run_ranks call
@@ -147,15 +165,222 @@ def _trace_calls(status: _Status) -> None:
             setattr(c10d, name, wrapper)
 
 
+# ---- sending the rank's function to a fresh process ---------------------------------------------
+
+_MAIN_NAMES = ("__main__", "__mp_main__")
+
+
+class _Empty:
+    """Stands for an empty closure cell (a local variable not assigned yet) in a pickled function."""
+
+
+def _by_name(obj) -> bool:
+    """Can `obj` (a function or class) be found again by importing its module and walking its
+    qualified name? Then it travels by name, as pickle does by default; otherwise by value."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not module or not qualname or module in _MAIN_NAMES or "<" in qualname:
+        return False
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found is obj
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    """The global names `code` (and the functions, lambdas and classes defined inside it) reads or writes."""
+    names = {ins.argval for ins in dis.get_instructions(code)
+             if ins.opname in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return {n for n in names if isinstance(n, str)}
+
+
+class _RankPickler(pickle.Pickler):
+    """pickle, plus what a notebook defines: a function or class that cannot be imported by name
+    (defined in `__main__`, or inside another function) travels as its code or its attributes, with
+    the globals its code uses; modules travel by name. Objects are rebuilt before their contents are
+    filled in, so a function may refer to itself, to its class (`super()`), or to other such objects."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, types.ModuleType):
+            return importlib.import_module, (obj.__name__,)
+        if isinstance(obj, types.FunctionType) and not _by_name(obj):
+            return self._function(obj)
+        if isinstance(obj, type) and not _by_name(obj) and obj.__module__ != "builtins":
+            return self._class(obj)
+        if isinstance(obj, (staticmethod, classmethod)):
+            return type(obj), (obj.__func__,)
+        if isinstance(obj, property):
+            return property, (obj.fget, obj.fset, obj.fdel, obj.__doc__)
+        return NotImplemented
+
+    @staticmethod
+    def _function(fn: types.FunctionType):
+        glob = fn.__globals__
+        module = glob.get("__name__")
+        home = sys.modules.get(module) if isinstance(module, str) and module not in _MAIN_NAMES else None
+        if home is not None and getattr(home, "__dict__", None) is glob:
+            where, used = ("module", module), {}  # the rank imports the module and uses its globals
+        else:
+            where = ("values", id(glob), module)
+            used = {n: glob[n] for n in sorted(_global_names(fn.__code__)) if n in glob}
+        cells = []
+        for cell in fn.__closure__ or ():
+            try:
+                cells.append(cell.cell_contents)
+            except ValueError:
+                cells.append(_Empty)
+        state = {"globals": used, "defaults": fn.__defaults__, "kwdefaults": fn.__kwdefaults__, "cells": cells,
+                 "dict": dict(fn.__dict__), "doc": fn.__doc__}
+        args = (marshal.dumps(fn.__code__), where, fn.__name__, fn.__qualname__, fn.__module__, len(cells))
+        return _function_skeleton, args, state, None, None, _fill_function
+
+    @staticmethod
+    def _class(cls: type):
+        skip = {"__dict__", "__weakref__", "_abc_impl", "__slots__"}
+        slots = cls.__dict__.get("__slots__")
+        attrs = {k: v for k, v in cls.__dict__.items()
+                 if k not in skip and not isinstance(v, types.MemberDescriptorType)}
+        args = (type(cls), cls.__name__, cls.__qualname__, cls.__module__, cls.__bases__, slots)
+        return _class_skeleton, args, attrs, None, None, _fill_class
+
+
+# In a rank: the globals of the functions that came by value (one namespace per notebook or module they
+# came from), and every object rebuilt from its value (sent back by name: the notebook has the original).
+_namespaces: dict[int, dict] = {}
+_rebuilt: dict[int, tuple[Any, str, str]] = {}
+
+
+def _function_skeleton(code: bytes, where: tuple, name: str, qualname: str, module: str, n_cells: int):
+    if where[0] == "module":
+        glob = importlib.import_module(where[1]).__dict__
+    else:
+        glob = _namespaces.setdefault(where[1], {"__builtins__": builtins, "__name__": where[2]})
+    fn = types.FunctionType(marshal.loads(code), glob, name, None, tuple(types.CellType() for _ in range(n_cells)))
+    fn.__qualname__, fn.__module__ = qualname, module
+    _rebuilt[id(fn)] = (fn, module, qualname)
+    return fn
+
+
+def _fill_function(fn: types.FunctionType, state: dict) -> None:
+    fn.__globals__.update(state["globals"])
+    fn.__defaults__, fn.__kwdefaults__, fn.__doc__ = state["defaults"], state["kwdefaults"], state["doc"]
+    fn.__dict__.update(state["dict"])
+    for cell, value in zip(fn.__closure__ or (), state["cells"]):
+        if value is not _Empty:
+            cell.cell_contents = value
+
+
+def _class_skeleton(meta: type, name: str, qualname: str, module: str, bases: tuple, slots):
+    namespace = {"__module__": module, "__qualname__": qualname}
+    if slots is not None:
+        namespace["__slots__"] = slots
+    cls = types.new_class(name, bases, {"metaclass": meta}, lambda ns: ns.update(namespace))
+    _rebuilt[id(cls)] = (cls, module, qualname)
+    return cls
+
+
+def _fill_class(cls: type, attrs: dict) -> None:
+    for key, value in attrs.items():
+        if key not in ("__module__", "__qualname__"):
+            setattr(cls, key, value)
+
+
+def _find(module: str, qualname: str):
+    """Back in the notebook: the original of an object a rank rebuilt from its value."""
+    found = sys.modules[module]
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
+
+class _ResultPickler(pickle.Pickler):
+    """pickle for a rank's result: what the rank rebuilt from its value goes back by name."""
+
+    def reducer_override(self, obj):
+        entry = _rebuilt.get(id(obj))
+        if entry is not None and entry[0] is obj:
+            return _find, entry[1:]
+        return NotImplemented
+
+
+def _dumps(obj: Any, pickler=pickle.Pickler) -> bytes:
+    buf = io.BytesIO()
+    pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buf.getvalue()
+
+
+def _notebook_state() -> dict:
+    """What a forked rank used to inherit from the notebook and a fresh one must be given: where
+    modules are found, the environment, the random state and the default dtype."""
+    return {"path": list(sys.path), "cwd": os.getcwd(), "environ": dict(os.environ),
+            "torch_rng": torch.get_rng_state(), "random": random.getstate(), "dtype": torch.get_default_dtype()}
+
+
+def _adopt(state: dict) -> None:
+    sys.path[:] = state["path"]
+    with contextlib.suppress(OSError):
+        os.chdir(state["cwd"])
+    os.environ.clear()
+    os.environ.update(state["environ"])
+    torch.set_rng_state(state["torch_rng"])
+    random.setstate(state["random"])
+    torch.set_default_dtype(state["dtype"])
+
+
+@contextlib.contextmanager
+def _main_not_rerun():
+    """While ranks start: a process started with "spawn" or "forkserver" runs the parent's main
+    script (or module) again before its target, unless the script guards itself with
+    `if __name__ == "__main__"`. A rank needs none of it (what `fn` uses comes by value), so the
+    preparation data each rank gets leaves the main module out."""
+    spawn = multiprocessing.spawn
+    original = spawn.get_preparation_data
+
+    def without_main(name):
+        data = original(name)
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+        return data
+
+    spawn.get_preparation_data = without_main
+    try:
+        yield
+    finally:
+        spawn.get_preparation_data = original
+
+
+def _ensure_forkserver(ctx) -> None:
+    """Start this kernel's forkserver unless it runs: it imports `_PRELOAD` and waits. Its standard
+    streams are /dev/null, so nothing it might print reaches a notebook cell."""
+    ctx.set_forkserver_preload(_PRELOAD)
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            os.dup2(devnull, fd)
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(devnull)
+
+
 # ---- the child ---------------------------------------------------------------------------------
 
-def _die_with_parent(parent: int) -> None:
-    try:  # PR_SET_PDEATHSIG: if the notebook's kernel dies, the OS kills this rank too
+def _die_with_parent(kernel: int) -> None:
+    try:  # PR_SET_PDEATHSIG: if the forkserver dies (it does when the kernel dies), the OS kills this rank
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
-    if os.getppid() != parent:  # the kernel died before prctl took effect
+    try:
+        os.kill(kernel, 0)
+    except ProcessLookupError:  # the kernel died before this rank started
         os._exit(1)
+    except OSError:
+        pass
 
 
 def _rendezvous(rank: int, world_size: int, buf: mmap.mmap, collective_timeout: float):
@@ -175,18 +400,23 @@ def _rendezvous(rank: int, world_size: int, buf: mmap.mmap, collective_timeout: 
     return dist.TCPStore("127.0.0.1", port, world_size, False, timeout=timeout)
 
 
-def _child(fn, rank, world_size, conn, args, status_buf, collective_timeout, out_file, err_file, parent,
-           record) -> None:
+def _child(sent, rank, world_size, conn, run_dir, collective_timeout, kernel, record) -> None:
     # Everything this process writes goes to two files, never to the kernel's streams (nbgrader
     # gives 0 to a test cell with output on stderr, and the kernel's stream objects belong to it).
-    os.dup2(out_file.fileno(), 1)
-    os.dup2(err_file.fileno(), 2)
+    for fd, name in ((1, f"rank{rank}.out"), (2, f"rank{rank}.err")):
+        f = os.open(os.path.join(run_dir, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(f, fd)
+        os.close(f)
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), line_buffering=True)
-    _die_with_parent(parent)
+    _die_with_parent(kernel)
+    with open(os.path.join(run_dir, "status"), "r+b") as f:
+        status_buf = mmap.mmap(f.fileno(), 0)
     payload: tuple
     store = None
     try:
+        state, fn, args = pickle.loads(sent)  # (rebuilds the notebook's functions and classes)
+        _adopt(state)
         torch.set_num_threads(1)
         os.environ["GLOO_SOCKET_IFNAME"] = "lo"
         status = _Status(status_buf, rank)
@@ -200,10 +430,10 @@ def _child(fn, rank, world_size, conn, args, status_buf, collective_timeout, out
         if record:  # inside watch_runs: note every communication op this rank dispatches
             with _CommRecorder() as rec:
                 out = fn(rank, world_size, *args)
-            payload = ("ok", pickle.dumps(out), pickle.dumps(rec.events))
+            payload = ("ok", _dumps(out, _ResultPickler), pickle.dumps(rec.events))
         else:
             out = fn(rank, world_size, *args)
-            payload = ("ok", pickle.dumps(out), pickle.dumps(None))
+            payload = ("ok", _dumps(out, _ResultPickler), pickle.dumps(None))
     except BaseException as exc:  # noqa: BLE001 - every error goes back to the parent
         tb = traceback.format_exc()
         payload = ("error", time.time(), type(exc).__name__, str(exc), tb, not_implemented_hint(exc))
@@ -234,20 +464,25 @@ def _child(fn, rank, world_size, conn, args, status_buf, collective_timeout, out
 
 # ---- the parent ----------------------------------------------------------------------------------
 
-def _tail(f, n: int = 1500) -> str:
+def _tail(path: str, n: int = 1500) -> str:
     try:
-        f.seek(0)
-        return f.read().decode(errors="replace")[-n:].strip()
-    except (OSError, ValueError):
+        with open(path, "rb") as f:
+            return f.read().decode(errors="replace")[-n:].strip()
+    except OSError:
         return ""
 
 
 def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT_S,
               collective_timeout: float = COLLECTIVE_TIMEOUT_S) -> list:
-    """Run `fn(rank, world_size, *args)` in `world_size` forked processes, each a rank of a fresh
+    """Run `fn(rank, world_size, *args)` in `world_size` new processes, each a rank of a fresh
     gloo process group (the default group: `dist.get_rank()`, `dist.all_reduce`, ... just work),
     and return `[result of rank 0, result of rank 1, ...]`.
 
+    The ranks are forked from this kernel's forkserver (`START_METHOD`), never from the kernel
+    itself, so they work after this kernel initialized CUDA or ran a backward. `fn` and `args`
+    travel pickled, functions and classes defined in the notebook (closures included) by value
+    with the globals their code uses; each rank starts with this kernel's `sys.path`, working
+    directory, environment, random states (torch's and `random`'s) and default dtype.
     Results travel back pickled, so return tensors, numbers, lists, dicts (not modules or process
     groups). What the ranks print appears after the run, prefixed with the rank.
 
@@ -263,11 +498,24 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
     if not isinstance(world_size, int) or world_size < 1:
         raise ValueError(f"world_size must be a positive int, got {world_size!r}")
     _runs += 1
-    ctx = multiprocessing.get_context("fork")
-    # one slot per rank for its last communication calls, then 8 bytes for the store's port;
-    # the store lives in rank 0, not here, so its socket warnings stay out of the notebook
-    status_buf = mmap.mmap(-1, _SLOT * world_size + 8)
-    procs, readers, files = [], [], []
+    try:
+        sent = _dumps((_notebook_state(), fn, args), _RankPickler)
+    except Exception as exc:  # noqa: BLE001 - e.g. a lock or an open file among fn's globals or arguments
+        raise RankFailure(
+            f"run_ranks could not send {getattr(fn, '__qualname__', fn)!r} and its arguments to the ranks: "
+            f"{type(exc).__name__}: {exc}\n  likely cause: each rank is a fresh process, so fn's code, the "
+            "global names it uses, its closure and its arguments travel pickled; a lock, an open file, a "
+            "generator or a process group cannot: create it inside fn instead") from None
+    ctx = multiprocessing.get_context(START_METHOD)
+    _ensure_forkserver(ctx)
+    run_dir = tempfile.mkdtemp(prefix="labkit-ranks-")
+    # one slot per rank for its last communication calls, then 8 bytes for the store's port, in a file
+    # every rank maps too; the store lives in rank 0, not here, so its socket warnings stay out of the notebook
+    with open(os.path.join(run_dir, "status"), "w+b") as f:
+        f.truncate(_SLOT * world_size + 8)
+        status_buf = mmap.mmap(f.fileno(), 0)
+    files = [(os.path.join(run_dir, f"rank{r}.out"), os.path.join(run_dir, f"rank{r}.err")) for r in range(world_size)]
+    procs, readers = [], []
     results: dict[int, Any] = {}
     comms: dict[int, list] = {}
     errors: dict[int, tuple] = {}
@@ -275,12 +523,11 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
     try:
         for rank in range(world_size):
             reader, writer = ctx.Pipe(duplex=False)
-            out_f, err_f = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-            files.append((out_f, err_f))
             p = ctx.Process(target=_child, name=f"rank{rank}", daemon=True,
-                            args=(fn, rank, world_size, writer, args, status_buf,
-                                  collective_timeout, out_f, err_f, os.getpid(), watch is not None))
-            p.start()
+                            args=(sent, rank, world_size, writer, run_dir, collective_timeout, os.getpid(),
+                                  watch is not None))
+            with _main_not_rerun():
+                p.start()
             writer.close()
             procs.append(p)
             readers.append(reader)
@@ -335,8 +582,8 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
         for reader in readers:
             reader.close()
         status_buf.close()
-    for r, (out_f, _err_f) in enumerate(files):
-        text = _tail(out_f, 4000)
+    for r, (out_path, _err_path) in enumerate(files):
+        text = _tail(out_path, 4000)
         if text:
             print("\n".join(f"[rank {r}] {line}" for line in text.splitlines()))
     try:
@@ -344,9 +591,7 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
             raise RankFailure(_failure_message(errors, hung, statuses, files, timeout, collective_timeout,
                                                world_size))
     finally:
-        for out_f, err_f in files:
-            out_f.close()
-            err_f.close()
+        shutil.rmtree(run_dir, ignore_errors=True)
     if watch is not None:
         watch.append(RankRun(world_size, [comms[r] for r in range(world_size)]))
     return [results[r] for r in range(world_size)]
@@ -389,10 +634,6 @@ def _failure_message(errors, hung, statuses, files, timeout, collective_timeout,
             if "doesn't match expected size" in stderr:
                 hint = ("a message of the wrong size arrived, so gloo aborted the process: the ranks' sends and "
                         "receives do not pair up (a rank skipped a send, or sends its chunks in another order)")
-        if "Autograd-and-Fork" in msg:
-            hint = ("on a machine with a GPU, a backward pass in this notebook's own process started autograd's "
-                    "GPU threads, which a forked rank cannot use. Run this lab on the CPU: restart the kernel from a "
-                    "JupyterLab started with CUDA_VISIBLE_DEVICES= (empty), or run its ranks before any backward")
         if hint:
             lines.append(f"  likely cause: {hint}")
         elif "Timed out" in msg or "timed out" in msg:
