@@ -284,3 +284,22 @@ def make(scale):
     lock = threading.Lock()
     with pytest.raises(RankFailure, match="could not send"):  # what cannot be pickled is named before any start
         run_ranks(lambda rank, world_size: lock.locked(), 2)
+
+
+def test_version_table_agrees_with_the_installed_torch():
+    """labkit.versions: every fact the table records for this torch's minor version is what this torch does;
+    a version that changes one fails here, by name, before a walkthrough cell does."""
+    from labkit import versions
+
+    checked = 0
+    for fact in versions.OBSERVED:
+        want = versions.expected(fact)
+        if want is not None:
+            assert versions.has(fact) == want, f"{fact}: the table says {want} for torch {versions.minor()}"
+            checked += 1
+    assert versions.minor("2.11.0+cu130") == "2.11" and versions.expected("gloo_all_to_all", "2.11.0") is False
+    assert versions.ddp_default_bucket_cap_mb() == 25
+    lo, hi = versions.SUPPORTED
+    assert tuple(map(int, lo.split("."))) <= tuple(map(int, versions.minor().split("."))) <= \
+        tuple(map(int, hi.split("."))), f"torch {versions.minor()} is outside the supported {lo} to {hi}"
+    print(f"{checked} version facts checked on torch {versions.minor()}")
