@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -644,13 +645,14 @@ def _in_gradescope_layout(root: Path, argv: list[str], env: dict | None = None) 
     """`argv` with `root` at /autograder (a mount namespace of its own; /proc bound so the grader's own sandbox
     can still start inside), the course's venv at /autograder/source/.venv as setup.sh would have built it."""
     binds = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--dev-bind", "/dev", "/dev",
-             "--bind", "/proc", "/proc", "--tmpfs", "/tmp", "--bind", str(root), "/autograder"]
+             "--bind", "/proc", "/proc", "--bind", tempfile.gettempdir(), tempfile.gettempdir(),
+             "--bind", str(root), "/autograder"]
     for link in ("bin", "lib", "lib64", "sbin"):
         target = os.readlink(f"/{link}") if os.path.islink(f"/{link}") else None
         binds += ["--symlink", target, f"/{link}"] if target else (["--ro-bind", f"/{link}", f"/{link}"]
                                                                    if os.path.isdir(f"/{link}") else [])
     for top in {Path(sys.base_prefix).resolve().parts[1], settings.ROOT.resolve().parts[1],
-                Path(sys.prefix).resolve().parts[1]} - {"usr", "etc", "tmp", "dev", "proc"}:
+                Path(sys.prefix).resolve().parts[1]} - {"usr", "etc", "dev", "proc", tempfile.gettempdir()[1:]}:
         binds += ["--ro-bind", f"/{top}", f"/{top}"]
     binds += ["--ro-bind", str(Path(sys.prefix).resolve()), "/autograder/source/.venv"]
     return subprocess.run(["bwrap", *binds, "--chdir", "/autograder", *argv], capture_output=True, text=True,
