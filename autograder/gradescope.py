@@ -7,8 +7,8 @@
 `run_autograder` to `/autograder/run_autograder`, which it runs for each submission. So the zip holds, at
 its root:
 
-- this repository's tracked files as they are (`git archive`): the Makefile, the grader, the solutions and hidden tests.
-  Gradescope keeps it on the autograder, away from learners;
+- this repository's tracked files as they are (`git ls-files`): the Makefile, the grader, the solutions
+  and hidden tests. Gradescope keeps it on the autograder, away from learners;
 - `setup.sh`: Python 3.11, bubblewrap, g++/ninja, then `make setup` in `/autograder/source`, torch from
   PyTorch's CPU index (PyPI's Linux wheel is the CUDA build, gigabytes a grader does not use);
 - `run_autograder`: `python -m autograder gradescope --lab <lab>`.
@@ -61,13 +61,14 @@ def bundle(lab: str, dest: Path | None = None, trust_container: bool = False) ->
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "zip"
         root.mkdir()
-        archive = Path(tmp) / "source.tar"
-        # the tracked files as they are now (`git stash create` makes a commit of them without touching
-        # anything; it prints nothing when the tree is clean, and HEAD is that tree)
-        tree = subprocess.run(["git", "stash", "create"], cwd=settings.ROOT, check=True, capture_output=True,
-                              text=True).stdout.strip() or "HEAD"
-        subprocess.run(["git", "archive", "--format=tar", "-o", str(archive), tree], cwd=settings.ROOT, check=True)
-        shutil.unpack_archive(archive, root)
+        # the tracked files as they are now (what `git ls-files` lists; read-only: no index lock, no identity)
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=settings.ROOT, check=True, capture_output=True)
+        for rel in filter(None, listed.stdout.decode("utf-8", "surrogateescape").split("\0")):
+            src, dst = settings.ROOT / rel, root / rel
+            if not os.path.lexists(src):
+                continue  # deleted in the working tree
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst, follow_symlinks=False)
         for name in ("setup.sh", "run_autograder"):
             if (root / name).exists():
                 raise FileExistsError(f"the repository has its own {name}: Gradescope's would overwrite it")
