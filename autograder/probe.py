@@ -169,6 +169,18 @@ def _target_names(target) -> list[str]:
     return []
 
 
+def _tolerance_splat(k: ast.keyword) -> bool:
+    """`**tol32` or `**(dict(rtol=2e-3, atol=1e-3) if large else tol32)` in a check: the tolerance the test states,
+    spelled as a dict. It travels with each value observed, like rtol=/atol= (__observe__ keeps only those keys);
+    a check that has one is always observed by its values, never run whole."""
+    if k.arg is not None:
+        return False
+    parts = [k.value.body, k.value.orelse] if isinstance(k.value, ast.IfExp) else [k.value]
+    return all(isinstance(p, ast.Name) or (isinstance(p, ast.Call) and isinstance(p.func, ast.Name)
+                                           and p.func.id == "dict" and not p.args
+                                           and all(x.arg in TOLERANCE for x in p.keywords)) for p in parts)
+
+
 def _literal_inside(e) -> bool:
     """Whether `e` compares with a literal an expected value may be (numbers written out: `m.shape != (4, 3)`
     is observed as `m.shape`, so that (4, 3) stays out). Strings are names the task gives (`"softplus" in
@@ -526,7 +538,8 @@ class _Prober:
                     self.whole.add(id(s))
                     return [s]
                 return self.check([a for a in call.args if not isinstance(a, ast.Starred)],
-                                  [k for k in call.keywords if k.arg in TOLERANCE], whole=call)
+                                  [k for k in call.keywords if k.arg in TOLERANCE or _tolerance_splat(k)],
+                                  whole=call)
             return [s]  # (a print stays: `print` inside a compiled function is a graph break; one that shows
             # something the probe dropped goes last, in observe_checks)
         if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) and self.is_check(s.value):
@@ -945,7 +958,7 @@ class _Prober:
         def runnable(whole, bound):
             """The check call to run whole, or None: not `fail` (it always raises), no expected value written out,
             nothing dropped read, except in its first argument (the description: replaced, if need be)."""
-            if whole is None or _callee(whole) == "fail":
+            if whole is None or _callee(whole) == "fail" or any(_tolerance_splat(k) for k in whole.keywords):
                 return None
             # check_raises(what, ValueError, sim.malloc, -5) (labkit.testing's signature: what, exception, fn,
             # *args): what follows the callable is its input, passed to the lab, never an expected value

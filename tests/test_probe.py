@@ -44,6 +44,21 @@ def test_a_reference_in_the_cell_and_the_expected_values_are_dropped():
     assert "__observe__(lambda: got)" in out  # what `got != expected` looked at, without `expected`
 
 
+def test_a_tolerance_spelled_as_a_dict_travels_with_the_values_and_never_runs_the_check_whole():
+    """check_close(what, got, want, **tol): the tolerance the test states reaches the judge with each value (lab 7's
+    attention states rtol 2e-3 for its large case as a `**dict`), and the check is not run in the learner's process."""
+    out = probed("""
+        tol = dict(rtol=2e-3, atol=1e-3) if big else dict(rtol=1e-4, atol=1e-5)
+        x = torch.ones(3)
+        got = call("f(x)", f, x)
+        check_close("f(x)", got, x * 2, **tol, cause="double it")
+        check_close("f(x)", got, x * 2, **(dict(rtol=1e-2) if big else tol))
+    """)
+    assert "__observe__(lambda: got, **tol)" in out, out
+    assert "check_close" not in out and "outcome=True" not in out, out
+    assert "__observe__(lambda: got, **dict(rtol=0.01) if big else tol)" in out, out  # ** takes the if/else whole
+
+
 def test_the_expected_column_of_a_literal_table_goes():
     out = probed("""
         for args, expected in [((1, 2), 7), ((3, 4), 11)]:
