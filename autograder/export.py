@@ -93,13 +93,17 @@ def _canvas_table(path: Path, columns: list[str], points: list[float]):
     return f, w
 
 
-def _canvas_row(last: str, first: str, student_id: str, email: str, scores: list[str]) -> list[str]:
-    """Canvas matches a row on "ID" (its own user id) or "SIS User ID" (the institution's). With grading.toml's
-    `[zip] lms = "canvas"` the ids come from Canvas's download names, which carry the Canvas user id: "ID";
-    otherwise they are the roster's, an institution's ids: "SIS User ID"."""
+def _canvas_ids() -> bool:
+    """Whether the ids are Canvas's own user ids: grading.toml's `[zip] lms = "canvas"` reads them from Canvas's
+    download names. Otherwise they are the roster's, an institution's ids."""
     from autograder.collect import load_policy
 
-    canvas_ids = load_policy().lms == "canvas"
+    return load_policy().lms == "canvas"
+
+
+def _canvas_row(last: str, first: str, student_id: str, email: str, scores: list[str],
+                canvas_ids: bool) -> list[str]:
+    """Canvas matches a row on "ID" (its own user id) or "SIS User ID" (the institution's): see `_canvas_ids`."""
     name = ", ".join(x for x in (last, first) if x) or student_id
     return [name, student_id if canvas_ids else "", "" if canvas_ids else student_id, email or "", ""] + scores
 
@@ -117,10 +121,11 @@ def write_tests_csv(lab: str, learners: list[LearnerGrade], path: Path) -> Path:
 
 def write_canvas_csv(lab: str, learners: list[LearnerGrade], path: Path, column: str | None = None) -> Path:
     f, w = _canvas_table(path, [column or lab], [sum(p for _, p, _ in graded_tests(lab))])
+    canvas_ids = _canvas_ids()
     with f:
         for r in (x.row for x in learners):
             w.writerow(_canvas_row(r.get("last_name", ""), r.get("first_name", ""), r["student_id"], r.get("email", ""),
-                                   [r["score"]]))
+                                   [r["score"]], canvas_ids))
     return path
 
 
@@ -199,6 +204,7 @@ class CanvasExportPlugin(ExportPlugin):
         labs = [a for a in gradebook.assignments if not self.assignment or a.name in self.assignment]
         students = [s for s in gradebook.students if not self.student or s.id in self.student]
         f, w = _canvas_table(dest, [a.name for a in labs], [a.max_score for a in labs])
+        canvas_ids = _canvas_ids()
         with f:
             for s in students:
                 scores = []
@@ -210,5 +216,5 @@ class CanvasExportPlugin(ExportPlugin):
                         # a lab that was graded gives 0 to a learner with no hand-in, as make export does;
                         # a lab nobody handed in yet stays blank (Canvas then leaves the cell alone)
                         scores.append("0" if a.submissions else "")
-                w.writerow(_canvas_row(s.last_name, s.first_name, s.id, s.email, scores))
+                w.writerow(_canvas_row(s.last_name, s.first_name, s.id, s.email, scores, canvas_ids))
         self.log.info("wrote %s (%d students, %d labs)", dest, len(students), len(labs))
