@@ -359,36 +359,16 @@ def judge_cell(label: str, hidden: bool, ref: dict | None, got: dict | None) -> 
     obs, cut = got.get("obs"), got.get("obs_cut", 0)
     if not isinstance(obs, list) or not isinstance(cut, int) or not all(isinstance(g, dict) for g in obs):
         return CellVerdict(label, False, "the run's record of this test is malformed")
-    # Calls autograd makes (a custom Function's backward) may legitimately be more in a right answer than in
-    # the reference's; which functions those are is the reference's word, never the hand-in's.
-    by_autograd = {r["fn"] for r in ref["obs"] if r.get("autograd") is True}
-    ref_strict = [(r, s) for r, s in zip(ref["obs"], ref["stable"]) if r["fn"] not in by_autograd]
-    ref_loose = [(r, s) for r, s in zip(ref["obs"], ref["stable"]) if r["fn"] in by_autograd]
-    got_strict = [g for g in obs if g.get("fn") not in by_autograd]
-    got_loose = [g for g in obs if g.get("fn") in by_autograd]
+    ref_strict, ref_loose, got_strict, got_loose = _split(ref, obs)
     if len(got_strict) != len(ref_strict) or cut != ref.get("cut", 0) or \
             not len(ref_loose) <= len(got_loose) <= 4 * len(ref_loose) + 16:
         # No counts: the hand-in controls its own, and the reference's tell how many hidden cases there are.
         return CellVerdict(label, False, "the test called the lab's functions a different number of times than "
                            "with the reference solution (a check stopped the test early, or the test did not run "
                            "as written)")
-    by_dtype = _stated_by_dtype(ref["obs"])
-    for n, ((r, stable), g) in enumerate(zip(ref_strict, got_strict)):
-        fn = r["fn"]
-        if g.get("fn") != fn:
-            return CellVerdict(label, False, f"a call went to another function than the reference solution's "
-                               f"`{fn}`", n)
-        own = r.get("tol") if isinstance(r.get("tol"), dict) else None
-        stated = _STATED.set(own or ({"by_dtype": by_dtype} if by_dtype else None))
-        try:
-            same(r["out"], g.get("out"), exact=stable)
-        except Mismatch as e:
-            where = "a value the test looked at" if fn == OBSERVED else f"a call of `{fn}`"
-            return CellVerdict(label, False, f"{where} disagrees with the reference solution: {e}", n)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            return CellVerdict(label, False, f"the run's record of `{fn}` is malformed", n)
-        finally:
-            _STATED.reset(stated)
+    for n, _, problem in _compare(ref, ref_strict, got_strict):
+        if problem:
+            return CellVerdict(label, False, problem, n)
     # Every call autograd made with the reference must have a match, in order, among the hand-in's: a
     # greedy scan is exact for "is a subsequence", and reads each of the hand-in's records once.
     it = iter(got_loose)
@@ -400,6 +380,65 @@ def judge_cell(label: str, hidden: bool, ref: dict | None, got: dict | None) -> 
             return CellVerdict(label, False, f"autograd's calls of `{r['fn']}` do not include every call the "
                                "reference solution's graph made, with the same results")
     return CellVerdict(label, True, checked=len(obs))
+
+
+def _split(ref: dict, obs: list[dict]):
+    """(reference's strict, reference's autograd, hand-in's strict, hand-in's autograd) observations. Calls
+    autograd makes (a custom Function's backward) may legitimately be more in a right answer than in the
+    reference's; which functions those are is the reference's word, never the hand-in's."""
+    by_autograd = {r["fn"] for r in ref["obs"] if r.get("autograd") is True}
+    return ([(r, s) for r, s in zip(ref["obs"], ref["stable"]) if r["fn"] not in by_autograd],
+            [(r, s) for r, s in zip(ref["obs"], ref["stable"]) if r["fn"] in by_autograd],
+            [g for g in obs if isinstance(g, dict) and g.get("fn") not in by_autograd],
+            [g for g in obs if isinstance(g, dict) and g.get("fn") in by_autograd])
+
+
+def _compare(ref: dict, ref_strict: list, got_strict: list):
+    """Yield (position, function, what is wrong or "") for each of the reference's strict observations paired
+    with the hand-in's, in order: the verdict stops at the first problem, the diagnosis reads them all."""
+    by_dtype = _stated_by_dtype(ref["obs"])
+    for n, ((r, stable), g) in enumerate(zip(ref_strict, got_strict)):
+        fn = r["fn"]
+        if g.get("fn") != fn:
+            yield n, fn, f"a call went to another function than the reference solution's `{fn}`"
+            continue
+        own = r.get("tol") if isinstance(r.get("tol"), dict) else None
+        stated = _STATED.set(own or ({"by_dtype": by_dtype} if by_dtype else None))
+        try:
+            same(r["out"], g.get("out"), exact=stable)
+            yield n, fn, ""
+        except Mismatch as e:
+            where = "a value the test looked at" if fn == OBSERVED else f"a call of `{fn}`"
+            yield n, fn, f"{where} disagrees with the reference solution: {e}"
+        except (KeyError, TypeError, ValueError, AttributeError):
+            yield n, fn, f"the run's record of `{fn}` is malformed"
+        finally:
+            _STATED.reset(stated)
+
+
+def fingerprint(ref: dict | None, got: dict | None) -> str:
+    """How a test cell's record differs from the reference, as one comparable string ("" when the judge finds
+    no difference): the kind of error the cell ended with, whether it made fewer or more calls, and every
+    observation that disagrees (its position and the judge's words). Two answers with the same fingerprint
+    went wrong the same way on the same cases; `diagnose.py` matches it against the mutant catalogue's. It
+    holds positions of hidden checks, so it stays on the instructor's side and is never shown."""
+    if got is None:
+        return "not run"
+    parts = []
+    err = got.get("error")
+    if err is not None:
+        name = err.get("ename") if isinstance(err, dict) else None
+        parts.append(f"raised {name if isinstance(name, str) and name.isidentifier() else '?'}")
+    obs = got.get("obs")
+    if ref is None or ref.get("stable") is None or not isinstance(obs, list):
+        return "; ".join(parts)
+    ref_strict, _, got_strict, _ = _split(ref, obs)
+    if len(got_strict) != len(ref_strict) or got.get("obs_cut", 0) != ref.get("cut", 0):
+        parts.append("fewer calls" if len(got_strict) < len(ref_strict) else "more calls")
+    differ = [f"{n}: {problem}" for n, _, problem in _compare(ref, ref_strict, got_strict) if problem]
+    if differ:  # which observations, and how: compared whole, so kept as a digest (a random test has hundreds)
+        parts.append(f"{len(differ)} differ #" + hashlib.sha256("\n".join(differ).encode()).hexdigest()[:16])
+    return "; ".join(parts)
 
 
 def _stated_by_dtype(ref_obs: list[dict]) -> dict[str, dict]:
@@ -461,6 +500,12 @@ def apply(run, reference) -> None:
                                   f"({type(e).__name__})")
         run.verdicts[label] = {"passed": verdict.passed, "reason": verdict.reason, "checked": verdict.checked,
                                "judged": verdict.judged}
+        if not verdict.passed:  # for the diagnosis (diagnose.py): instructors' side only, never shown
+            try:
+                run.verdicts[label]["fp"] = f"constraint: {run.constraints[label]}" if label in run.constraints \
+                    else fingerprint(reference.cells.get(label), rec)
+            except Exception:  # noqa: BLE001 - a record the fingerprint cannot read: no diagnosis
+                run.verdicts[label]["fp"] = "unreadable"
         nb_cell = run.notebook.cells[cell["index"]]
         if not verdict.passed and not any(o.get("output_type") == "error" for o in nb_cell.outputs):
             nb_cell.outputs.append(nbformat.v4.new_output("error", ename="GradingError", evalue=verdict.reason,

@@ -15,6 +15,9 @@ LABKIT = ROOT / "labkit"  # support package shipped to learners
 FIXTURES = ROOT / "tests" / "fixtures"  # never copied into a sandbox or the learners' tree
 MUTANTS = FIXTURES / "mutants"  # <lab>.md: one catalogue of plausible wrong answers per lab
 ALTERNATIVES = FIXTURES / "alternatives"  # <lab>.md: right answers written differently from the reference
+# <lab>.md: wrong answers written as a learner would, without reading the mutant catalogue; each names the catalogue
+# entry that describes its mistake (or none), to measure the feedback's diagnoses (coursetools/diagnosis.py)
+WRONG = FIXTURES / "wrong"
 EXPLOITS = FIXTURES / "exploits"  # hostile hand-ins against lab 1
 DEMO_CLASS = FIXTURES / "demo"  # the committed demo class that `make grade` grades by default
 NBGRADER_CONFIG = ROOT / "nbgrader_config.py"

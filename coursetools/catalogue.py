@@ -16,8 +16,12 @@ Markdown a maintainer can read top to bottom, one entry per `##` heading:
     +    return sum(i * s for i, s in zip(index, t.stride()))
     ```
 
-The line under the heading is the wrong (or the different) idea in one line. `must fail`
-is for mutants only. The code block is either
+The line under the heading is the wrong (or the different) idea in one line; for a mutant it is
+also the feedback a learner reads when their failures match it (`autograder/diagnose.py`). `must fail`
+is for mutants only. Optional: `- misconception: <name>` gives mutants that are one mistake written two
+ways the same name (the default is the entry's own). The independent wrong answers
+(`tests/fixtures/wrong/<lab>.md`) carry `- expect: <mutant name or none>` instead of `must fail`.
+The code block is either
 
 - `diff`: an edit of the solution cell that defines `replaces` (markers stripped). Lines
   starting with ' ' are context, '-' are removed, '+' are added; a line `@@` starts a new
@@ -40,7 +44,7 @@ from autograder import notebooks as nbs
 from autograder import settings
 
 HEADING = re.compile(r"^## +(\S+)\s*$", re.M)
-FIELD = re.compile(r"^- *(replaces|must fail) *: *(.+?)\s*$", re.M | re.I)
+FIELD = re.compile(r"^- *(replaces|must fail|misconception|expect) *: *(.+?)\s*$", re.M | re.I)
 BLOCK = re.compile(r"^```(diff|python)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
 
@@ -56,6 +60,10 @@ class Entry:
     source: str
     form: str = "python"  # "diff" or "python"
     error: str = ""  # why the entry cannot be used, explained
+    # mutants: the misconception the entry is an instance of (several mutants may share one; default its name)
+    misconception: str = ""
+    # wrong answers (settings.WRONG): the catalogue misconception that describes the mistake, "" for none
+    expect: str = ""
 
     @property
     def where(self) -> str:
@@ -64,8 +72,9 @@ class Entry:
 
 
 def catalogue_path(kind: str, lab: str) -> Path:
-    """kind: 'mutants' or 'alternatives'."""
-    return (settings.MUTANTS if kind == "mutants" else settings.ALTERNATIVES) / f"{lab}.md"
+    """kind: 'mutants', 'alternatives' or 'wrong'."""
+    folders = {"mutants": settings.MUTANTS, "alternatives": settings.ALTERNATIVES, "wrong": settings.WRONG}
+    return folders[kind] / f"{lab}.md"
 
 
 def solution_cells(lab: str) -> dict[str, str]:
@@ -153,8 +162,10 @@ def read_catalogue(kind: str, lab: str) -> list[Entry]:
                                    ("one ```diff or ```python block", len(blocks) == 1)) if not ok]
         if kind == "mutants" and not must_fail:
             missing.append("'- must fail: <grade_id>, ...'")
-        if kind != "mutants" and must_fail:
+        if kind == "alternatives" and must_fail:
             error = "an alternative must keep full marks: remove its 'must fail' line"
+        if kind == "wrong" and "expect" not in fields:
+            missing.append("'- expect: <the catalogue's misconception, or none>'")
         if missing:
             error = f"the entry lacks {', '.join(missing)}"
         elif replaces not in cells:
@@ -168,7 +179,10 @@ def read_catalogue(kind: str, lab: str) -> list[Entry]:
                     error = f"its diff does not apply to the solution: {exc}"
             else:
                 source = code
-        out.append(Entry(name, path, description, replaces, must_fail, source, form, error))
+        expect = fields.get("expect", "")
+        out.append(Entry(name, path, description, replaces, must_fail, source, form, error,
+                         misconception=fields.get("misconception", name),
+                         expect="" if expect.lower() in ("none", "-") else expect))
     names = [e.name for e in out]
     dupes = {n for n in names if names.count(n) > 1}
     return [e if e.name not in dupes or e.error else

@@ -50,6 +50,11 @@ class MutantResult:
     crashed: bool = False  # the kernel died: does not count as caught
     broken: str = ""  # the mutant's own source raised when defined
     reasons: dict[str, str] = field(default_factory=dict)  # grade_id -> why it lost its points
+    # grade_id -> how its run differed from the reference (judge.fingerprint; "" for a test it passed), for each
+    # test it ran: the pattern `autograder/diagnose.py` recognises in a hand-in
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    # grade_id -> labkit.testing.failure_signature of the message a visible test failed with (for Validate)
+    visible: dict[str, str] = field(default_factory=dict)
 
     @property
     def caught(self) -> bool:
@@ -70,6 +75,7 @@ class SolutionRun:
     skipped_gpu: int = 0
     mutants: list[MutantResult] = field(default_factory=list)
     alternatives: list[MutantResult] = field(default_factory=list)  # `failed` must stay empty
+    wrong: list[MutantResult] = field(default_factory=list)  # settings.WRONG: run on every test, to be diagnosed
     mutant_seconds: float = 0.0
     executed_path: str = ""
     # which branches of the answers' functions the hidden tests reach (coursetools/branches.py)
@@ -129,14 +135,24 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
         first = getattr(session, "cell_seconds", {})
         limits = [min(float(settings.CELL_TIMEOUT_S), max(30.0, 5 * max(a[5], b[5]), 3 * first.get(a[0], 0.0)))
                   for a, b in zip(base, again)]
+        hidden_test = {gid: hidden for gid, _, hidden in tests}
+        quick = [max(a[5], b[5]) <= FAMILY_TEST_S for a, b in zip(base, again)]
+        from coursetools.diagnosis import families as answer_families
+
+        families = answer_families(load_mutants(lab), [gid for gid, _, _ in tests])
         entries = [(run.mutants, m) for m in load_mutants(lab)] + \
-            [(run.alternatives, a) for a in load_alternatives(lab)]
+            [(run.alternatives, a) for a in load_alternatives(lab)] + \
+            [(run.wrong, w) for w in _load("wrong", lab, strict=True)]
         for results, mutant in entries:
             result = MutantResult(mutant.name, mutant.must_fail, ())
             # A mutant is judged on the tests it names (it is caught when it fails every one of them), so only
             # those run; an alternative must keep every test's points, so all of them run.
             # A mutant that passes a test it names runs again on every test, to say where it does fail.
-            keep = [k for k, t in enumerate(tests) if results is run.alternatives or t[0] in mutant.must_fail]
+            # A mutant also runs the other quick tests of its answer's family (diagnosis.families): the diagnosis
+            # table then knows the whole pattern a learner with that mistake would show on them. A slow one (lab
+            # 6's class is tested by many) is left out: a hand-in failing it is then not diagnosed, not misnamed.
+            keep = [k for k, t in enumerate(tests) if results is not run.mutants or t[0] in mutant.must_fail
+                    or (t[0] in families.get(mutant.replaces, ()) and quick[k])]
             try:
                 broken_rules = screen.constraint_failures(answer_cells(nb, mutant))
                 for subset in (keep, list(range(len(tests)))):
@@ -144,10 +160,14 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
                                               [limits[k] for k in subset], names=names,
                                               seeds=[runner_seed(tests[k][0]) for k in subset])
                     result.broken = broken
-                    result.reasons = {}
-                    for gid, ok, msg, passed, reason, _ in outcomes:
+                    result.reasons, result.fingerprints, result.visible = {}, {}, {}
+                    for gid, ok, msg, passed, reason, _, fp, sig in outcomes:
+                        if sig and not hidden_test.get(gid, True):
+                            result.visible[gid] = sig
                         if gid in broken_rules or not passed:
                             result.reasons[gid] = broken_rules.get(gid) or (msg if not ok else reason)
+                        result.fingerprints[gid] = f"constraint: {broken_rules[gid]}" if gid in broken_rules \
+                            else "" if passed else fp
                     result.failed = tuple(result.reasons)
                     if broken or len(subset) == len(tests) or set(mutant.must_fail) <= set(result.failed):
                         break
@@ -164,6 +184,9 @@ def evaluate_solution(lab: str, params: dict | None = None, threads: int | None 
     finally:
         session.stop()
     return run
+
+
+FAMILY_TEST_S = 0.5  # a test the solution passes in at most this many seconds runs for every mutant of its answer
 
 
 def runner_seed(label: str) -> int:
@@ -215,7 +238,10 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
     def alarm(signum, frame):
         raise runner.CellTimeout()
 
+    signature = [""]  # labkit.testing.failure_signature of the last failed check's message
+
     def run(src, seed=None, limit=0):
+        signature[0] = ""
         # Register the source as IPython does for a cell, so inspect.getsource and
         # @triton.jit can read what is defined here.
         import linecache
@@ -235,6 +261,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
         except runner.CellTimeout:
             return f"CellTimeout: the test ran past {limit:.0f} s"
         except BaseException as exc:
+            signature[0] = getattr(exc, "signature", "") if isinstance(getattr(exc, "signature", ""), str) else ""
             return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -255,7 +282,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
         stopped = False
         for k, (gid, src, _) in enumerate(tests):
             if stopped:  # the grader stops a hand-in's run at a cell that times out
-                outcomes.append((gid, False, "not run: an earlier test ran past its time", [], 0, 0.0))
+                outcomes.append((gid, False, "not run: an earlier test ran past its time", [], 0, 0.0, ""))
                 continue
             t0 = time.perf_counter()
             msg = run(src, seed=seeds[k] if seeds else runner.cell_seed(0, gid), limit=limits[k])
@@ -267,7 +294,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
                        f"{max_records}) and {observed} __observe__ values (it compares "
                        f"{runner.OBSERVED_PER_CELL}): checks past the cap are not judged; test less, or earlier")
             stopped = msg.startswith("CellTimeout")
-            outcomes.append((gid, not msg, msg, obs, cut, time.perf_counter() - t0))
+            outcomes.append((gid, not msg, msg, obs, cut, time.perf_counter() - t0, signature[0]))
     for src in answers:
         run(src)
     # The observations stay in the kernel (megabytes for some labs): the solution's two runs are kept as the
@@ -281,25 +308,27 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
         from autograder import judge
         previous = {o[0]: o for o in runs[-2]} if len(runs) > 1 else {}
         verdicts = []
-        for gid, ok, msg, obs, cut, sec in outcomes:
+        for gid, ok, msg, obs, cut, sec, _ in outcomes:
             judged = bool(obs)
             if judged and gid in previous:
                 judged = judge.judged(judge.reference_cell(previous[gid][3], obs, previous[gid][4], cut))
-            verdicts.append((gid, ok, msg, judged, "", sec))
+            verdicts.append((gid, ok, msg, judged, "", sec, "", ""))
     else:
         from autograder import judge
         hidden = {gid: h for gid, _, h in tests}
         ref = globals().get("__course_quality_ref")
         if ref is None:
             ref = {}
-            for (gid, _, _, obs, cut, _), (_, _, _, obs2, cut2, _) in zip(runs[-2], runs[-1]):
+            for (gid, _, _, obs, cut, _, _), (_, _, _, obs2, cut2, _, _) in zip(runs[-2], runs[-1]):
                 ref[gid] = judge.reference_cell(obs, obs2, cut, cut2)
             globals()["__course_quality_ref"] = ref
         verdicts = []
-        for gid, ok, msg, obs, cut, sec in outcomes:
-            v = judge.judge_cell(gid, hidden[gid], ref[gid],
-                                 {"error": None if ok else {"evalue": msg}, "obs": obs, "obs_cut": cut})
-            verdicts.append((gid, ok, msg, v.passed, v.reason, sec))
+        for gid, ok, msg, obs, cut, sec, sig in outcomes:
+            record = {"error": None if ok else {"ename": msg.split(":")[0], "evalue": msg}, "obs": obs,
+                      "obs_cut": cut}
+            v = judge.judge_cell(gid, hidden[gid], ref[gid], record)
+            verdicts.append((gid, ok, msg, v.passed, v.reason, sec,
+                             "" if v.passed else judge.fingerprint(ref[gid], record), sig))
     sys.__stdout__.flush()
     print(json.dumps({"broken": broken, "outcomes": verdicts}))
 """
@@ -369,7 +398,8 @@ def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
            limits: list[float] | None = None, mode: str = "judge", names: list[str] | None = None,
            seeds: list[int] | None = None) -> tuple[str, list]:
     """Run the driver once: (broken, [(grade_id, finished cleanly, message, judge's verdict, its reason,
-    seconds)]). mode "baseline" keeps the run in the kernel as one of the solution's two reference runs (no
+    seconds, judge.fingerprint of a failed test, the signature of a failed labkit check's message)]).
+    mode "baseline" keeps the run in the kernel as one of the solution's two reference runs (no
     verdict); "judge" judges the run against them. `limits`: seconds each test may take; `seeds`: each test's
     seed, when `tests` is a subset of the notebook's (a test is reseeded as it was in the reference runs)."""
     import json
