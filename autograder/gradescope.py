@@ -11,7 +11,9 @@ its root:
   and hidden tests. Gradescope keeps it on the autograder, away from learners;
 - `setup.sh`: Python 3.11, bubblewrap, g++/ninja, then `make setup` in `/autograder/source`, torch from
   PyTorch's CPU index (PyPI's Linux wheel is the CUDA build, gigabytes a grader does not use);
-- `run_autograder`: `python -m autograder gradescope --lab <lab>`.
+- `run_autograder`: `python -m autograder gradescope --lab <lab>`;
+- `build/diagnosis/<lab>.json`, the lab's diagnosis table (`diagnose.py`), when the quality run built one
+  for this grader and lab: a failed test's message then names the known misconception it matches.
 
 Per submission, `run()` reads Gradescope's layout (`/autograder/submission/<lab>.ipynb`,
 `/autograder/submission_metadata.json`), grades the notebook with `make grade`'s pipeline in the sandbox,
@@ -34,7 +36,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from autograder import collect, export, sandbox, settings
+from autograder import collect, diagnose, export, sandbox, settings
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once while building the autograder image (Ubuntu, as root), in /autograder/source.
@@ -69,6 +71,12 @@ def bundle(lab: str, dest: Path | None = None, trust_container: bool = False) ->
                 continue  # deleted in the working tree
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst, follow_symlinks=False)
+        # the lab's diagnosis table (diagnose.py), when the quality run built one for this very grader and lab:
+        # the failed tests' feedback on Gradescope then names a known misconception as `make grade`'s does
+        if diagnose.load(lab) is not None:
+            table = diagnose.TABLES / f"{lab}.json"
+            (root / table.relative_to(settings.ROOT)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(table, root / table.relative_to(settings.ROOT))
         for name in ("setup.sh", "run_autograder"):
             if (root / name).exists():
                 raise FileExistsError(f"the repository has its own {name}: Gradescope's would overwrite it")

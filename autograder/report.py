@@ -84,25 +84,33 @@ def _failures(notebook, grade, verdicts: dict | None):
         hidden = "BEGIN HIDDEN TESTS" in cell.source
         got, out_of = grade.cells.get(gid, (0.0, float(nbs.nbgrader_meta(cell).get("points", 0))))
         msg = "" if got >= out_of else _message(cell, (verdicts or {}).get(gid), hidden)
+        if got < out_of and (verdicts or {}).get(gid, {}).get("diagnosis"):
+            msg = f"{msg}\n{verdicts[gid]['diagnosis']}" if msg else verdicts[gid]["diagnosis"]
         answer = gid.removeprefix("test_").removeprefix("hidden_")
         if got < out_of and answer in unwritten:
             msg = f"the answer `{answer}` is not written yet (its cell still raises NotImplementedError)"
         yield gid, hidden, got, out_of, msg
 
 
-def _stored_run(lab: str, course: Path, g):
+def _stored_run(lab: str, course: Path, g, table: list[dict] | None = None):
+    """The hand-in's judged run, with the diagnoses `table` (diagnose.load) gives its failed tests."""
+    from autograder import diagnose
     from autograder.run import HandinRun
 
     path = course / "runs" / lab / f"{settings.file_name(g.student_id)}.json"
     if not path.exists() or kind_of(g.status) in (Status.MISSING, Status.MALFORMED, Status.REFUSED,
                                                   Status.UNKNOWN_STUDENT):
         return None
-    return HandinRun.from_json(json.loads(path.read_text()))
+    run = HandinRun.from_json(json.loads(path.read_text()))
+    diagnose.apply(run, table)
+    return run
 
 
 def failure_messages(lab: str, course: Path, g) -> dict[str, str]:
     """grade_id -> the trusted side's words for each failed test of `g`'s stored run (what feedback pages say)."""
-    run = _stored_run(lab, course, g)
+    from autograder import diagnose
+
+    run = _stored_run(lab, course, g, diagnose.load(lab))
     if run is None or run.notebook is None:
         return {}
     return {gid: msg for gid, _, got, out_of, msg in _failures(run.notebook, g, run.verdicts) if got < out_of}
@@ -118,9 +126,12 @@ def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None, comme
 
 def write_feedback(lab: str, course: Path, results, dest: Path, comments: dict | None = None) -> None:
     """One page per learner in dest/<student_id>/<lab>.html; `comments`: student id -> {cell: comment}."""
+    from autograder import diagnose
+
+    table = diagnose.load(lab)
     for g in results:
         name = settings.file_name(g.student_id)
-        run = _stored_run(lab, course, g)
+        run = _stored_run(lab, course, g, table)
         out = dest / name / f"{lab}.html"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(feedback_html(lab, g, run.notebook if run else None, run.verdicts if run else None,
@@ -133,7 +144,59 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> None:
+def misconceptions(lab: str, course: Path | None, graded) -> tuple[list[dict], list[str]]:
+    """The class's diagnoses: ([{"words", "replaces", "see", "learners", "share", "tests": {grade_id: share}}],
+    the tests any diagnosis was made on), most common first. A share is of the graded hand-ins."""
+    from autograder import diagnose
+
+    table = diagnose.load(lab)
+    if not table or course is None or not graded:
+        return [], []
+    found: dict[str, dict] = {}
+    for g in graded:
+        run = _stored_run(lab, course, g, table)
+        for gid, v in (run.verdicts.items() if run else []):
+            name = v.get("misconception")
+            if not name:
+                continue
+            row = next(r for r in table if r["misconception"] == name)
+            entry = found.setdefault(name, {"words": row["words"], "replaces": row["replaces"],
+                                            "see": row.get("see") or {}, "who": set(), "tests": {}})
+            entry["who"].add(g.student_id)
+            entry["tests"].setdefault(gid, set()).add(g.student_id)
+    rows = [{**e, "learners": len(e["who"]), "share": len(e["who"]) / len(graded),
+             "tests": {t: len(w) / len(graded) for t, w in sorted(e["tests"].items())}}
+            for e in found.values()]
+    rows.sort(key=lambda r: (-r["learners"], r["replaces"], r["words"]))
+    return rows, sorted({t for r in rows for t in r["tests"]})
+
+
+def _misconception_figure(rows: list[dict], tests: list[str]) -> str:
+    """A heat map: for each misconception (a row) and test (a column), the share of the class it explains."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    if not rows:
+        return ""
+    grid = np.array([[100 * r["tests"].get(t, 0.0) for t in tests] for r in rows])
+    fig, ax = plt.subplots(figsize=(max(9.0, 0.9 * len(tests) + 7), 0.45 * len(rows) + 2.2))
+    shown = ax.imshow(grid, cmap="Reds", vmin=0, vmax=max(1.0, float(grid.max())), aspect="auto")
+    ax.set_xticks(range(len(tests)), tests, rotation=45, ha="right", fontsize=8)
+    labels = [f"{r['replaces']}: {r['words'][:60]}" + ("…" if len(r["words"]) > 60 else "") for r in rows]
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            if grid[i, j]:
+                ax.text(j, i, f"{grid[i, j]:.0f}%", ha="center", va="center", fontsize=7)
+    ax.set_title("Known misconceptions: share of the class, per test", fontsize=10)
+    fig.colorbar(shown, ax=ax, label="% of graded hand-ins")
+    fig.tight_layout()
+    figure = _png(fig)
+    plt.close(fig)
+    return figure
+
+
+def write_report(lab: str, results, path: Path, seconds: float, jobs: int, course: Path | None = None) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -163,6 +226,8 @@ def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> No
         plt.close(fig)
         hardest = [(t, rates[t]) for t in worst[:10]]
     scores = [r.score for r in graded]
+    mistakes, mistake_tests = misconceptions(lab, course, graded)
+    mistake_figure = _misconception_figure(mistakes, mistake_tests)
 
     def page(r) -> str:  # the learner's feedback page, beside this report (write_feedback's layout)
         return f"feedback/{quote(settings.file_name(r.student_id))}/{quote(lab)}.html"
@@ -171,4 +236,5 @@ def write_report(lab: str, results, path: Path, seconds: float, jobs: int) -> No
         "report.html.j2", title=f"{lab}: class report", results=results, graded=graded, jobs=jobs,
         seconds=seconds, generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M}",
         mean=statistics.fmean(scores) if scores else 0.0, median=statistics.median(scores) if scores else 0.0,
-        review=[r for r in results if r.needs_review], figure=figure, hardest=hardest, page=page))
+        review=[r for r in results if r.needs_review], figure=figure, hardest=hardest, page=page,
+        mistakes=mistakes, mistake_tests=mistake_tests, mistake_figure=mistake_figure))

@@ -103,7 +103,13 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(e, file=sys.stderr)
             return 2
-        print(f"wrote {build(a.dest, weeks)}" + (f" (weeks {a.weeks})" if weeks else ""))
+        dest = build(a.dest, weeks)
+        print(f"wrote {dest}" + (f" (weeks {a.weeks})" if weeks else ""))
+        without = [p.parent.name for p in sorted((dest / "labs").glob("*/*.ipynb"))
+                   if not (p.parent / "known-mistakes.json").exists()]
+        if without:
+            print(f"no known-mistakes.json (Validate names no known mistake) for {', '.join(without)}: the quality "
+                  f"run (`make quality`) builds their diagnosis tables under build/diagnosis/")
         return 0
     return 2
 

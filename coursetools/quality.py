@@ -47,6 +47,7 @@ class LabQuality:
     solution: object = None  # mutants.SolutionRun
     grading: GradingRun | None = None
     errors: list[str] = field(default_factory=list)  # a job that crashed
+    diagnosis: object = None  # coursetools.diagnosis.Measure, from the solution run's results
 
     @property
     def seconds(self) -> float:
@@ -63,7 +64,7 @@ class LabQuality:
     def problems(self) -> dict[str, list[str]]:
         """check name -> what is wrong (empty lists mean the check passed)."""
         p: dict[str, list[str]] = {"solution": [], "blank": [], "mutants": [], "alternatives": [], "sync": [],
-                                   "time": [], "judged": [], "branches": []}
+                                   "time": [], "judged": [], "branches": [], "diagnosis": []}
         p["solution"] += self.errors
         s, g = self.solution, self.grading
         if s:
@@ -102,6 +103,9 @@ class LabQuality:
                     why = ("crashed the kernel" if a.crashed else f"its own source fails to run: {a.broken}"
                            if a.broken else f"lost points on {', '.join(a.failed)}")
                     p["alternatives"].append(f"alternative {a.name} (a right answer) {why}")
+        d = self.diagnosis
+        if d is not None:  # the independent wrong answers: each must lose points, and none may be misdiagnosed
+            p["diagnosis"] += [w for w in d.wrong_cases if w.startswith("written ")]
         if g:
             if g.solution is None or g.solution.status != "graded" or g.solution.score != g.solution.max_score:
                 got = f"{g.solution.score:g}/{g.solution.max_score:g} ({g.solution.status})" if g.solution else "none"
@@ -130,6 +134,7 @@ class QualityReport:
     course: list[CourseRun]
     seconds: float
     reused: list[str] = field(default_factory=list)  # labs and walkthroughs whose cached result was reused
+    diagnosis: list = field(default_factory=list)  # coursetools.diagnosis.Measure per lab
 
 
 # ---- jobs (module-level so a spawned worker can run them) ----
@@ -224,9 +229,11 @@ def cache_dir() -> Path | None:
     import os
 
     where = os.environ.get("COURSE_QUALITY_CACHE", "")
-    if where.lower() in ("off", "0", "no"):
+    if where.lower() in ("off", "0", "no", "false"):
         return None
-    return Path(where) if where else Path.home() / ".cache" / "pytorch-internals-course" / "quality"
+    if where.lower() in ("", "on", "1", "yes", "true"):  # a switch, not a folder named "on" in the checkout
+        return Path.home() / ".cache" / "pytorch-internals-course" / "quality"
+    return Path(where).expanduser().resolve()
 
 
 def _common_hash(params: dict) -> str:
@@ -262,7 +269,7 @@ def _task_hash(common: str, kind: str, key: str) -> str:
     else:
         paths = sorted(p for d in (settings.SOLUTIONS / key, settings.LABS / key) if d.exists()
                        for p in d.rglob("*") if p.is_file()) + \
-            [settings.MUTANTS / f"{key}.md", settings.ALTERNATIVES / f"{key}.md"]
+            [settings.MUTANTS / f"{key}.md", settings.ALTERNATIVES / f"{key}.md", settings.WRONG / f"{key}.md"]
     for p in paths:
         if p.exists():
             name = p.relative_to(settings.ROOT) if p.is_relative_to(settings.ROOT) else p.name
@@ -353,6 +360,14 @@ def run_all(labs: list[str] | None = None, course: bool | list[Path] = True, job
             for kind, result in (("solution", q.solution), ("grading", q.grading)):
                 if (kind, q.lab) not in reused:
                     _store(folder, kind, q.lab, digests.get((kind, q.lab), ""), result)
+    from autograder import diagnose
+    from coursetools import diagnosis
+
+    for q in report.labs:  # each lab's diagnosis table for `make grade`, and how well it diagnoses
+        if q.solution and q.solution.mutants:
+            diagnose.save(q.lab, diagnosis.table_entries(q.lab, q.solution.mutants))
+            q.diagnosis = diagnosis.measure(q.lab, q.solution)
+            report.diagnosis.append(q.diagnosis)
     for c in course_runs:
         if not c.error and ("course", c.path) not in reused and c.seconds <= 3 * settings.NOTEBOOK_BUDGET_S:
             _store(folder, "course", c.path, digests.get(("course", c.path), ""), c)
@@ -391,6 +406,10 @@ def format_table(report: QualityReport) -> str:
                  "the kernel and through the grader; unjudged = test cells whose reference runs give the judge "
                  "nothing to compare (settings.UNJUDGED_KNOWN lists the known ones and why); branches = branches "
                  "of the solution's answer functions the hidden tests reach (coursetools/branches.py)")
+    if report.diagnosis:
+        from coursetools.diagnosis import format_measures
+
+        lines += ["", format_measures(report.diagnosis)]
     if report.course:
         lines += ["", "course notebooks", "-" * len(head)]
         for c in sorted(report.course, key=lambda c: c.path):

@@ -12,6 +12,7 @@ their checkout without touching their answers.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -60,6 +61,7 @@ def build(dest: Path = settings.STUDENT_DIST, weeks: set[int] | None = None) -> 
 
     shutil.copytree(settings.COURSE, dest / "course", ignore=skip)
     shutil.copytree(settings.LABS, dest / "labs", ignore=skip)
+    write_known_mistakes(dest / "labs")
     if weeks is not None:
         _unlink_unreleased(dest / "course", weeks)
     shutil.copytree(settings.LABKIT, dest / "labkit", ignore=ignore)
@@ -75,6 +77,23 @@ def build(dest: Path = settings.STUDENT_DIST, weeks: set[int] | None = None) -> 
     readme = (TEMPLATE / "README.md").read_text() + week_list(weeks) + "\n"
     (dest / "README.md").write_text(readme)
     return dest
+
+
+def write_known_mistakes(labs: Path) -> list[str]:
+    """labs/<lab>/known-mistakes.json for each released lab whose diagnosis table is current (the quality run,
+    `make quality`, builds it): the messages of visible checks that a known wrong answer fails with, each with
+    the mistake's words, which labkit adds to the failure (so Validate names it). The labs without one."""
+    from autograder import diagnose
+    from labkit.testing import KNOWN_MISTAKES
+
+    missing = []
+    for folder in sorted(p for p in labs.iterdir() if p.is_dir()):
+        table = diagnose.load(folder.name)
+        if table is None:
+            missing.append(folder.name)
+            continue
+        (folder / KNOWN_MISTAKES).write_text(json.dumps(diagnose.known_mistakes(table), indent=1) + "\n")
+    return missing
 
 
 # The tables of the course's pyproject.toml that make labkit installable; its tool settings stay behind.

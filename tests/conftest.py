@@ -31,6 +31,19 @@ def quality_report():
     return report
 
 
+@pytest.fixture(scope="session")
+def lab01_diagnosis():
+    """Lab 1's diagnosis table (build/diagnosis/lab01-strides.json), from its quality run: the one the full
+    quality report reuses from the cache. The grading and Validate tests that show diagnoses need it first."""
+    from autograder import diagnose
+    from coursetools.quality import run_all
+
+    report = run_all(["lab01-strides"], course=False, progress=lambda msg: None)
+    table = diagnose.load("lab01-strides")
+    assert table, f"lab 1's quality run built no diagnosis table: {report.labs[0].problems()}"
+    return table
+
+
 def pytest_terminal_summary(terminalreporter):
     tr = terminalreporter
     if "quality" in _state:

@@ -26,6 +26,7 @@ import pytest
 from autograder import notebooks as nbs
 from autograder import run, sandbox, settings
 from coursetools import demo
+from coursetools.catalogue import read_catalogue
 
 LAB = "lab01-strides"
 DEMO = settings.DEMO_CLASS / LAB
@@ -64,7 +65,7 @@ def hidden_lines() -> set[str]:
 # ---- the demo class ----
 
 @pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
+def demo_run(tmp_path_factory, lab01_diagnosis):
     out = tmp_path_factory.mktemp("demo")
     # the course's policy, plus an extension: max (3 started days late) has one extra day
     policy = out / "grading.toml"
@@ -193,12 +194,26 @@ def test_feedback_and_report(demo_run):
     untouched = (out / "feedback" / "cal" / f"{LAB}.html").read_text()
     assert "the answer `contiguous_strides` is not written yet" in untouched, "cal handed in the stubs"
     assert "is not written yet" not in (out / "feedback" / "eli" / f"{LAB}.html").read_text()
+    # eli, fay and gus handed in catalogue mutants: their feedback names the misconception in the catalogue's words
+    # (autograder/diagnose.py); ada's full marks and cal's stubs name none
+    expected = json.loads((settings.DEMO_CLASS / LAB / "expected.json").read_text())
+    words = {e.name: e.description for e in read_catalogue("mutants", LAB)}
+    for sid in ("eli", "fay", "gus"):
+        mutant = expected[sid]["why"].removeprefix("mutant ")
+        page = html.unescape((out / "feedback" / sid / f"{LAB}.html").read_text())
+        assert "This looks like a known mistake in `broadcast_view`" in page and words[mutant] in page, \
+            f"{sid}'s feedback does not name {mutant}'s misconception: {page[-1500:]}"
+    for sid in ("ada", "cal"):
+        assert "known mistake" not in (out / "feedback" / sid / f"{LAB}.html").read_text()
     report = (out / "report.html").read_text()
     assert "mean " in report and "median " in report
     links = re.findall(r'<a href="(feedback/[^"]+)">', report)
     assert len(links) >= 10 and all((out / link).is_file() for link in links), "every row links its feedback page"
     assert "<td>24 h</td>" in report, "the class report shows max's extension"
-    assert report.count("data:image/png;base64") >= 1 and "Needs a human look" in report
+    assert report.count("data:image/png;base64") >= 2 and "Needs a human look" in report
+    mistakes = html.unescape(report.split("Known misconceptions in the class")[1].split("Every hand-in")[0])
+    assert all(words[expected[s]["why"].removeprefix("mutant ")] in mistakes for s in ("eli", "fay", "gus")), \
+        "the class report's misconception table lists each diagnosed mutant"
     for sid in ("hal", "jon", "kim", "zed"):
         assert f"<td>{sid}</td>" in report.split("Every hand-in")[0], f"{sid} missing from the review list"
     events = [json.loads(line)["event"] for line in (out / "audit.jsonl").read_text().splitlines()]

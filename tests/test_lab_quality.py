@@ -28,6 +28,8 @@ CHECKS = {
     "judged": "every test cell gives the judge something to compare (or is listed in settings.UNJUDGED_KNOWN)",
     "branches": "the hidden tests reach every branch of the solution's answers (or settings.UNREACHED_KNOWN says why "
                 "not)",
+    "diagnosis": "every wrong answer written independently of the catalogue (tests/fixtures/wrong/) loses points, and "
+                 "none is diagnosed as a misconception other than the one it expects",
 }
 
 

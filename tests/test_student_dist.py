@@ -83,6 +83,28 @@ def test_make_validate_passes_a_completed_lab(dist):
     assert "Success! Your notebook passes all the tests." in proc.stdout
 
 
+def test_make_validate_names_a_known_mistake(lab01_diagnosis, tmp_path):
+    """A learner whose answer makes a visible check fail the way a catalogue mutant does reads that mistake in
+    Validate's output: the released lab carries known-mistakes.json (student_dist.write_known_mistakes) and
+    labkit.testing.fail adds its words to the failure. A right answer's run names none."""
+    from coursetools.demo import apply_mutant
+    from coursetools.mutants import load_mutants
+
+    dist = build(tmp_path / "student")
+    table = json.loads((dist / "labs" / LAB / "known-mistakes.json").read_text())
+    assert table, "lab 1's mutants fail visible checks with known messages"
+    mutant = next(m for m in load_mutants(LAB) if m.name == "broadcast_view_builtin")
+    path = dist / "labs" / LAB / f"{LAB}.ipynb"
+    nbs.write(apply_mutant(nbs.read(path), nbs.read(settings.solution_notebook(LAB)), mutant), path)
+    proc = validate(dist, path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "broadcast_view(t, (3, 4))" in out, out[-3000:]
+    assert "..." not in out.split("this looks like a known mistake")[1].split("[ValidateApp")[0], \
+        "the words are wrapped so that Validate, which cuts long lines, shows them whole"
+    assert "this looks like a known mistake: `broadcast_view`: " + mutant.description.rstrip(".") in \
+        re.sub(r"\s+", " ", out), out[-3000:]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
