@@ -122,6 +122,7 @@ def apply(run, table: list[dict] | None) -> None:
         if v is not None and not v.get("passed"):
             v["misconception"] = row["misconception"]
             v["diagnosis"] = message(row)
+            v["diagnosed"] = {k: row.get(k) for k in ("misconception", "replaces", "words", "see")}
 
 
 # ---- the words: never a hidden test's literals; a pointer into the walkthrough ----
@@ -250,6 +251,5 @@ def _terms(text: str) -> set[str]:
 
 
 def _week_notebook(lab: str) -> Path | None:
-    number = lab[3:5]
-    found = sorted(settings.COURSE.glob(f"week{number}-*.ipynb"))
+    found = settings.week_notebooks([lab])
     return found[0] if found else None

@@ -603,8 +603,8 @@ def grade_command(lab: str, submissions: Path | None, out: Path | None, insecure
     results = [grades[s] for s in sorted(grades)]
     roster_into_gradebook(course, roster_rows)
     write_grades_csv(results, out / "grades.csv", roster_rows)
-    report.write_feedback(lab, course, results, out / "feedback")
-    report.write_report(lab, results, out / "report.html", time.perf_counter() - t0, jobs, course)
+    verdicts = report.write_feedback(lab, course, results, out / "feedback")
+    report.write_report(lab, results, out / "report.html", time.perf_counter() - t0, jobs, verdicts)
     audit.write("end", seconds=round(time.perf_counter() - t0, 1), graded=len(runnable),
                 resumed=sum(g.resumed for g in results), grader_peak_bytes=peak_memory())
     for r in results:

@@ -124,11 +124,13 @@ def feedback_html(lab: str, grade, notebook, verdicts: dict | None = None, comme
                    comments=comments or {})
 
 
-def write_feedback(lab: str, course: Path, results, dest: Path, comments: dict | None = None) -> None:
-    """One page per learner in dest/<student_id>/<lab>.html; `comments`: student id -> {cell: comment}."""
+def write_feedback(lab: str, course: Path, results, dest: Path, comments: dict | None = None) -> dict[str, dict]:
+    """One page per learner in dest/<student_id>/<lab>.html; `comments`: student id -> {cell: comment}. Returns
+    {student id: the verdicts of the run, diagnoses included}, which the class report counts."""
     from autograder import diagnose
 
     table = diagnose.load(lab)
+    verdicts: dict[str, dict] = {}
     for g in results:
         name = settings.file_name(g.student_id)
         run = _stored_run(lab, course, g, table)
@@ -136,6 +138,9 @@ def write_feedback(lab: str, course: Path, results, dest: Path, comments: dict |
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(feedback_html(lab, g, run.notebook if run else None, run.verdicts if run else None,
                                      (comments or {}).get(g.student_id)))
+        if run is not None:
+            verdicts[g.student_id] = run.verdicts
+    return verdicts
 
 
 def _png(fig) -> str:
@@ -144,24 +149,21 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def misconceptions(lab: str, course: Path | None, graded) -> tuple[list[dict], list[str]]:
-    """The class's diagnoses: ([{"words", "replaces", "see", "learners", "share", "tests": {grade_id: share}}],
-    the tests any diagnosis was made on), most common first. A share is of the graded hand-ins."""
-    from autograder import diagnose
-
-    table = diagnose.load(lab)
-    if not table or course is None or not graded:
+def misconceptions(graded, verdicts: dict[str, dict] | None) -> tuple[list[dict], list[str]]:
+    """The class's diagnoses, from each hand-in's verdicts as `write_feedback` diagnosed them: ([{"words",
+    "replaces", "see", "learners", "share", "tests": {grade_id: share}}], the tests any diagnosis was made on),
+    most common first. A share is of the graded hand-ins."""
+    if not verdicts or not graded:
         return [], []
     found: dict[str, dict] = {}
     for g in graded:
-        run = _stored_run(lab, course, g, table)
-        for gid, v in (run.verdicts.items() if run else []):
-            name = v.get("misconception")
-            if not name:
+        for gid, v in verdicts.get(g.student_id, {}).items():
+            row = v.get("diagnosed")
+            if not row:
                 continue
-            row = next(r for r in table if r["misconception"] == name)
-            entry = found.setdefault(name, {"words": row["words"], "replaces": row["replaces"],
-                                            "see": row.get("see") or {}, "who": set(), "tests": {}})
+            entry = found.setdefault(row["misconception"], {"words": row["words"], "replaces": row["replaces"],
+                                                            "see": row.get("see") or {}, "who": set(),
+                                                            "tests": {}})
             entry["who"].add(g.student_id)
             entry["tests"].setdefault(gid, set()).add(g.student_id)
     rows = [{**e, "learners": len(e["who"]), "share": len(e["who"]) / len(graded),
@@ -196,7 +198,9 @@ def _misconception_figure(rows: list[dict], tests: list[str]) -> str:
     return figure
 
 
-def write_report(lab: str, results, path: Path, seconds: float, jobs: int, course: Path | None = None) -> None:
+def write_report(lab: str, results, path: Path, seconds: float, jobs: int,
+                 verdicts: dict[str, dict] | None = None) -> None:
+    """The class report; `verdicts`: what `write_feedback` returned (for the table of known misconceptions)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -226,7 +230,7 @@ def write_report(lab: str, results, path: Path, seconds: float, jobs: int, cours
         plt.close(fig)
         hardest = [(t, rates[t]) for t in worst[:10]]
     scores = [r.score for r in graded]
-    mistakes, mistake_tests = misconceptions(lab, course, graded)
+    mistakes, mistake_tests = misconceptions(graded, verdicts)
     mistake_figure = _misconception_figure(mistakes, mistake_tests)
 
     def page(r) -> str:  # the learner's feedback page, beside this report (write_feedback's layout)

@@ -675,11 +675,12 @@ def _in_gradescope_layout(root: Path, argv: list[str], env: dict | None = None) 
 
 
 @needs_bwrap
-def test_gradescope_bundle_replayed_as_gradescope_runs_it(tmp_path):
+def test_gradescope_bundle_replayed_as_gradescope_runs_it(tmp_path, lab01_diagnosis):
     """The bundle, unpacked and run the way Gradescope's autograder specification says: setup.sh finds the
     Makefile in /autograder/source (package installs stubbed, torch from the CPU index), and run_autograder
     writes a results.json in Gradescope's format for a right answer (full marks), a wrong one (the judge's words
-    on the failed tests), a link and a folder (no points, a message)."""
+    on the failed tests, and the known mistake they match: the bundle carries the lab's diagnosis table), a link
+    and a folder (no points, a message)."""
     from autograder import export, gradescope
 
     bundle = gradescope.bundle(LAB, tmp_path / "bundle" / f"{LAB}.zip")
@@ -688,6 +689,7 @@ def test_gradescope_bundle_replayed_as_gradescope_runs_it(tmp_path):
         assert {"setup.sh", "run_autograder", "Makefile", f"solutions/{LAB}/{LAB}.ipynb"} <= names, sorted(names)[:9]
         assert not any(n.startswith("source/") for n in names), "Gradescope unpacks the zip INTO source/"
         assert z.getinfo("run_autograder").external_attr >> 16 & 0o111, "run_autograder must be executable"
+        assert f"build/diagnosis/{LAB}.json" in names, "a current diagnosis table travels with the bundle"
     root = _gradescope_image(tmp_path, bundle)
     # setup.sh, with apt-get a no-op and make recording where it runs and with what (make -n: no build)
     stubs = root / "stubs"
@@ -725,6 +727,10 @@ def test_gradescope_bundle_replayed_as_gradescope_runs_it(tmp_path):
     assert "hidden_broadcast_view" in failed and failed["hidden_broadcast_view"]["visibility"] == "after_published"
     words = [t["output"] for t in failed.values()]
     assert all(w and "feedback page" not in w for w in words), words
+    mutant = json.loads((DEMO / "expected.json").read_text())["eli"]["why"].removeprefix("mutant ")
+    described = {e.name: e.description for e in read_catalogue("mutants", LAB)}[mutant]
+    assert "This looks like a known mistake in `broadcast_view`" in failed["hidden_broadcast_view"]["output"] and \
+        described in failed["hidden_broadcast_view"]["output"], failed["hidden_broadcast_view"]
     link = upload(lambda p: p.symlink_to(root / "source" / "solutions" / LAB / f"{LAB}.ipynb"))
     assert "score" not in link and not link["tests"] and "not a plain file" in link["output"], link
     folder = upload(lambda p: p.mkdir())
