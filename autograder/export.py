@@ -161,9 +161,20 @@ def check_gradescope_results(data) -> list[str]:
             for e in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))]
 
 
-def write_gradescope(lab: str, learners: list[LearnerGrade], folder: Path) -> Path:
+def write_gradescope(lab: str, learners: list[LearnerGrade], folder: Path, out: Path | None = None,
+                     course: Path | None = None) -> Path:
+    """One results.json per learner. With the grade run's `out` and `course`, a failed test carries the words its
+    feedback page gives (the judge's, and a diagnosis where there is one), as the Gradescope autograder's do."""
+    messages: dict[str, dict[str, str]] = {}
+    if out is not None and course is not None:
+        from autograder.feedback import current_grades
+        from autograder.report import failure_messages
+
+        for g in current_grades(lab, out, course):
+            if g.cells:
+                messages[g.student_id] = failure_messages(lab, course, g)
     for learner in learners:
-        data = gradescope_results(lab, learner)
+        data = gradescope_results(lab, learner, messages.get(learner.student_id))
         problems = check_gradescope_results(data)
         if problems:
             raise ValueError(f"results.json for {learner.student_id} breaks Gradescope's format: {problems}")
@@ -187,7 +198,7 @@ def export_command(lab: str, fmt: str, out: Path | None = None, course: Path | N
     elif fmt == "canvas":
         dest = write_canvas_csv(lab, learners, out / "canvas.csv", canvas_column)
     else:
-        dest = write_gradescope(lab, learners, out / "gradescope")
+        dest = write_gradescope(lab, learners, out / "gradescope", out, course)
     review = [x.student_id for x in learners if x.row.get("needs_review") == "yes"]
     print(f"wrote {dest} ({len(learners)} learner(s))")
     if review:

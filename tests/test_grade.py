@@ -159,6 +159,13 @@ def test_lms_exports(demo_run):
         for t, (grade_id, points, hidden) in zip(data["tests"], tests):
             assert (t["name"], t["max_score"]) == (grade_id, points)
             assert t["visibility"] == ("after_published" if hidden else "visible")
+    # a failed test carries the feedback page's words (the spec's per-test "output"), as the Gradescope
+    # autograder's own results.json does, not a placeholder
+    eli = {t["name"]: t for t in json.loads((out / "gradescope" / "eli" / "results.json").read_text())["tests"]}
+    failed = eli["hidden_broadcast_view"]
+    assert failed["status"] == "failed" and failed["output"] not in ("", "the test did not pass"), failed
+    page = html.unescape((out / "feedback" / "eli" / f"{LAB}.html").read_text())
+    assert failed["output"].splitlines()[0][:60] in page, (failed["output"], page[:2000])
     assert export.check_gradescope_results({"tests": [{"name": "x", "visibility": "sometimes"}]})
     # nbgrader's own export command, through the plug-in: the same Canvas rows for this lab
     term = out / "canvas-term.csv"
