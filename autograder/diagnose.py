@@ -177,18 +177,10 @@ def _dedent(block: str) -> str:
     return textwrap.dedent(block)
 
 
-def walkthrough_section(lab: str, function: str, words: str) -> dict:
-    """{"path", "title"}: the heading of the lab's week walkthrough whose section shares most words with the
-    entry's function and description (the notebook itself where no section stands out)."""
-    week = _week_notebook(lab)
-    if week is None:
-        return {}
+def _sections(week: Path) -> list[tuple[str, str]]:
+    """(heading, its text) for every ## and ### heading of a walkthrough, in order."""
     from autograder import notebooks as nbs
 
-    path = str(week.relative_to(settings.ROOT))
-    own = _terms(f"{function.replace('_', ' ')} {words}")  # the mistake's words count most; the task's
-    want = own | _terms(_task_text(lab, function))  # text adds the answer's subject
-    best, score = None, 0.0
     heading, body = None, []
     sections = []
     for cell in nbs.read(week).cells:
@@ -204,7 +196,35 @@ def walkthrough_section(lab: str, function: str, words: str) -> dict:
             body.append(cell.source)
     if heading:
         sections.append((heading, " ".join(body)))
-    sections = [(t, _terms(f"{t} {t} {text}")) for t, text in sections if not GENERIC.match(t)]
+    return sections
+
+
+def _link(week: Path, title: str) -> dict:
+    return {"path": str(week.relative_to(settings.ROOT)) + "#" + re.sub(r"\s+", "-", title.strip()),
+            "title": f"\u201c{title}\u201d"}
+
+
+def named_section(lab: str, heading: str) -> dict | None:
+    """The link for a catalogue entry's `- see: <heading>` (a maintainer's choice over the word-overlap guess);
+    None when the lab's walkthrough has no such heading."""
+    week = _week_notebook(lab)
+    if week is None:
+        return None
+    titles = [t.strip() for t, _ in _sections(week)]
+    return _link(week, heading.strip()) if heading.strip() in titles else None
+
+
+def walkthrough_section(lab: str, function: str, words: str) -> dict:
+    """{"path", "title"}: the heading of the lab's week walkthrough whose section shares most words with the
+    entry's function and description (the notebook itself where no section stands out)."""
+    week = _week_notebook(lab)
+    if week is None:
+        return {}
+    path = str(week.relative_to(settings.ROOT))
+    own = _terms(f"{function.replace('_', ' ')} {words}")  # the mistake's words count most; the task's
+    want = own | _terms(_task_text(lab, function))  # text adds the answer's subject
+    best, score = None, 0.0
+    sections = [(t, _terms(f"{t} {t} {text}")) for t, text in _sections(week) if not GENERIC.match(t)]
     import math
 
     # a word that appears in every section says nothing about which one teaches the mistake
@@ -218,7 +238,7 @@ def walkthrough_section(lab: str, function: str, words: str) -> dict:
             best, score = title, s
     if best is None or score < 0.5:
         return {"path": path, "title": "the week's walkthrough"}
-    return {"path": path + "#" + re.sub(r"\s+", "-", best.strip()), "title": f"“{best}”"}
+    return _link(week, best)
 
 
 def _task_text(lab: str, function: str) -> str:

@@ -19,7 +19,9 @@ Markdown a maintainer can read top to bottom, one entry per `##` heading:
 The line under the heading is the wrong (or the different) idea in one line; for a mutant it is
 also the feedback a learner reads when their failures match it (`autograder/diagnose.py`). `must fail`
 is for mutants only. Optional: `- misconception: <name>` gives mutants that are one mistake written two
-ways the same name (the default is the entry's own). The independent wrong answers
+ways the same name (the default is the entry's own). Optional: `- see: <heading>` names the walkthrough
+section a learner who made this mistake should read again (a `##`/`###` heading of the lab's week notebook,
+spelt as it is there); without it the section is guessed from the words. The independent wrong answers
 (`tests/fixtures/wrong/<lab>.md`) carry `- expect: <mutant name or none>` instead of `must fail`.
 The code block is either
 
@@ -40,11 +42,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder import diagnose, settings
 from autograder import notebooks as nbs
-from autograder import settings
 
 HEADING = re.compile(r"^## +(\S+)\s*$", re.M)
-FIELD = re.compile(r"^- *(replaces|must fail|misconception|expect) *: *(.+?)\s*$", re.M | re.I)
+FIELD = re.compile(r"^- *(replaces|must fail|misconception|expect|see) *: *(.+?)\s*$", re.M | re.I)
 BLOCK = re.compile(r"^```(diff|python)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
 
@@ -64,6 +66,8 @@ class Entry:
     misconception: str = ""
     # wrong answers (settings.WRONG): the catalogue misconception that describes the mistake, "" for none
     expect: str = ""
+    # mutants: the walkthrough heading that teaches the mistake ("" = chosen by word overlap)
+    see: str = ""
 
     @property
     def where(self) -> str:
@@ -168,6 +172,8 @@ def read_catalogue(kind: str, lab: str) -> list[Entry]:
             missing.append("'- expect: <the catalogue's misconception, or none>'")
         if missing:
             error = f"the entry lacks {', '.join(missing)}"
+        elif fields.get("see") and diagnose.named_section(lab, fields["see"]) is None:
+            error = f"'- see: {fields['see']}' is not a heading of {lab}'s week walkthrough"
         elif replaces not in cells:
             error = f"replaces {replaces!r}, which no solution cell of {lab} defines"
         else:
@@ -182,7 +188,7 @@ def read_catalogue(kind: str, lab: str) -> list[Entry]:
         expect = fields.get("expect", "")
         out.append(Entry(name, path, description, replaces, must_fail, source, form, error,
                          misconception=fields.get("misconception", name),
-                         expect="" if expect.lower() in ("none", "-") else expect))
+                         expect="" if expect.lower() in ("none", "-") else expect, see=fields.get("see", "")))
     names = [e.name for e in out]
     dupes = {n for n in names if names.count(n) > 1}
     return [e if e.name not in dupes or e.error else

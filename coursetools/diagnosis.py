@@ -46,7 +46,8 @@ def table_entries(lab: str, mutants) -> list[dict]:
             continue
         rows.append({"name": m.name, "misconception": e.misconception or m.name, "replaces": e.replaces,
                      "words": e.description, "shown": e.description not in hidden,
-                     "see": diagnose.walkthrough_section(lab, e.replaces, e.description),
+                     "see": (diagnose.named_section(lab, e.see) if e.see else None)
+                     or diagnose.walkthrough_section(lab, e.replaces, e.description),
                      "cells": dict(m.fingerprints), "visible": dict(getattr(m, "visible", {}) or {})})
     return rows
 

@@ -92,9 +92,31 @@ def test_no_shown_words_quote_a_hidden_test(lab):
     entries = read_catalogue("mutants", lab)
     withheld = diagnose.hidden_words(lab, [e.description for e in entries])
     for e in entries:
-        see = diagnose.walkthrough_section(lab, e.replaces, e.description)
+        see = (diagnose.named_section(lab, e.see) if e.see else None) or \
+            diagnose.walkthrough_section(lab, e.replaces, e.description)
         for text in (e.description, see.get("title", ""), see.get("path", "")):
             assert e.description in withheld or not diagnose.quotes_secret(text, secret), (lab, e.name, text)
+
+
+def test_a_see_line_names_the_section_and_must_be_a_real_heading(tmp_path, monkeypatch):
+    """`- see: <heading>` overrides the word-overlap guess; a heading the walkthrough lacks is an entry error
+    (the quality run and the lint report it), not a dead link on a learner's feedback page."""
+    from coursetools.diagnosis import table_entries
+
+    lab = "lab07-triton"
+    entries = {e.name: e for e in read_catalogue("mutants", lab)}
+    assert entries["fused_add_mul_two_kernels"].see == "3. A fused kernel"
+
+    class Caught:  # a quality run's result for one mutant, as table_entries reads it
+        name, caught, fingerprints, visible = "fused_add_mul_two_kernels", True, {"hidden_fused_add_mul": "x"}, {}
+    (got,) = table_entries(lab, [Caught])
+    assert got["see"] == {"path": "course/week07-triton.ipynb#3.-A-fused-kernel", "title": "“3. A fused kernel”"}
+
+    text = settings.MUTANTS.joinpath(f"{lab}.md").read_text()
+    monkeypatch.setattr(settings, "MUTANTS", tmp_path)
+    (tmp_path / f"{lab}.md").write_text(text.replace("- see: 3. A fused kernel", "- see: 3. A fused kernal", 1))
+    bad = [e for e in read_catalogue("mutants", lab) if e.error]
+    assert [e.name for e in bad] and "is not a heading of lab07-triton's week walkthrough" in bad[0].error, bad
 
 
 def test_a_description_quoting_a_hidden_literal_is_withheld():
