@@ -97,7 +97,7 @@ lab: setup ## start JupyterLab on the course's landing page (prints the URL; wor
 
 test: setup sandbox-deps browser-deps ## the whole suite: lint, lab quality, course notebooks, grading, student tree
 	@if [ "$(DEVICE)" = "cuda" ]; then $(PY) -c "import torch,sys; torch.cuda.is_available() or sys.exit('make test DEVICE=cuda needs a CUDA GPU: torch.cuda.is_available() is False on this machine (torch ' + torch.__version__ + '). Run it on a GPU runner; see README, \"GPU runs\".')"; fi
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests --durations=15 --durations-min=20
 
 lock: ## rewrite requirements.lock (every package but torch, with hashes) after editing requirements.txt
 	$(PYTHON3) -m venv .venv-lock && .venv-lock/bin/pip install -q pip-tools==7.6.2
