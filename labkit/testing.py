@@ -30,26 +30,33 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+KNOWN_NOTE = "\n  this looks like a known mistake: "
+
 
 class LabCheckFailure(AssertionError):
-    """A test expectation that did not hold, with a message written for learners."""
+    """A test expectation that did not hold, with a message written for learners; and, when this exact message
+    is one a known wrong answer of the lab produces (`known_mistake`), that mistake in the instructor's words.
+    Every check raises it (`fail` and the labkit modules' own checks alike), so Validate names a known mistake
+    whichever check caught it."""
+
+    def __init__(self, text: object = "", *args):
+        text = str(text)
+        base = text.split(KNOWN_NOTE, 1)[0]  # unpickled (from a rank's process): the words are already there
+        self.signature = failure_signature(base)  # the quality run collects it from the lab's wrong answers
+        known = "" if base != text else known_mistake(self.signature)
+        # wrapped: nbgrader's Validate cuts every line of a failure at about 90 characters
+        note = textwrap.fill(KNOWN_NOTE.lstrip("\n ") + known, width=76, initial_indent="  ",
+                             subsequent_indent="    ", break_on_hyphens=False) if known else ""
+        super().__init__(text + (f"\n{note}" if note else ""), *args)
 
 
 def fail(what: str, expected: Any, got: Any, cause: str = "") -> None:
-    """Raise a failure that reads: what was checked, expected, got, likely cause; and, when this exact failure
-    is one a known wrong answer of the lab produces (`known_mistake`), that mistake in the instructor's words."""
+    """Raise a failure that reads: what was checked, expected, got, likely cause (and a known mistake's words,
+    where the message is one: `LabCheckFailure`)."""
     lines = [what, f"  expected: {expected!r}", f"  got:      {got!r}"]
     if cause:
         lines.append(f"  likely cause: {cause}")
-    text = "\n".join(lines)
-    signature = failure_signature(text)
-    known = known_mistake(signature)
-    # wrapped: nbgrader's Validate cuts every line of a failure at about 90 characters
-    note = textwrap.fill(f"this looks like a known mistake: {known}", width=76, initial_indent="  ",
-                         subsequent_indent="    ", break_on_hyphens=False) if known else ""
-    exc = LabCheckFailure(text + (f"\n{note}" if note else ""))
-    exc.signature = signature  # the quality run collects it from the lab's catalogue of wrong answers
-    raise exc
+    raise LabCheckFailure("\n".join(lines))
 
 
 KNOWN_MISTAKES = "known-mistakes.json"  # beside a released lab notebook (make student-dist writes it)

@@ -146,6 +146,17 @@ def test_validate_names_a_known_mistake_from_the_released_table(tmp_path, monkey
     # one message, two misconceptions: neither is named
     twins = table + [row("other", {"test_f": "x"}, words="something else", visible={"test_f": sig})]
     assert diagnose.known_mistakes(twins) == {}
+    # a labkit module's own check (lab 13's stream checks, lab 6's allocator checks raise LabCheckFailure
+    # directly) is named too, and a failure sent back from a rank's process keeps its words once
+    import pickle
+
+    direct_text = "simulate(program): op 3\n  expected: (0, 5)\n  got:      (0, 4)"
+    (tmp_path / testing.KNOWN_MISTAKES).write_text(json.dumps(
+        {testing.failure_signature(direct_text): "orders the host only after the copy's stream ends"}))
+    direct = testing.LabCheckFailure(direct_text)
+    assert "known mistake: orders the host only" in " ".join(str(direct).split()), str(direct)
+    again = pickle.loads(pickle.dumps(direct))
+    assert str(again) == str(direct) and again.signature == direct.signature
 
 
 def test_a_failure_nothing_explains_silences_every_name():
