@@ -73,12 +73,25 @@ class Policy:
         return min(self.max_penalty, self.penalty_per_day * days), late_s / 3600
 
 
-# Canvas's "Download Submissions" zip names each file <name>_<user id>_<attachment id>_<file>, and
-# <name>_LATE_<user id>_<attachment id>_<file> when Canvas counts it late (its own due date, overrides and
-# extensions included). A re-submission keeps its own file name, which Canvas may have numbered (lab-1.ipynb).
-# The entries' times are when Canvas built the zip, not when the learner submitted, so with a regex that has a
-# `late` group they are not used: lateness comes from the marker alone.
-CANVAS_REGEX = r"^(?P<name>[^_]*)_(?P<late>LATE_)?(?P<student_id>\d+)_(?P<attachment>\d+)_"
+# Canvas's "Download Submissions" zip, as Canvas's own source writes it (canvas-lms, lib/content_zipper.rb,
+# `get_filename` and `add_upload_submission`): each uploaded file is named
+#     <name>[_LATE]_<user id>_<attachment id>_<file>
+# where <name> is the learner's sortable name, lower-cased, with every character that is not a word character
+# removed (so it never holds "LATE", a space or a comma; `_<digits>_` in it is squeezed out); with anonymous
+# grading the name is left out and the id is the submission's anonymous id:
+#     [LATE_]anon_<anonymous id>_<attachment id>_<file>
+# (the anonymous id is 5 base58 characters, lib/anonymity.rb). LATE is Canvas's own verdict (its due date,
+# overrides and extensions); the entries' times are when the zip was built, not when the learner submitted,
+# so with a regex that has a `late` group they are not used. The zip holds each learner's current submission
+# only; when that one attempt uploaded several copies of the notebook, the highest attachment id (Canvas's
+# database ids grow) is the newest.
+CANVAS_REGEX = (r"^(?:(?!LATE_|anon_)(?P<name>\w*?)_)?(?P<late>LATE_)?"
+                r"(?P<student_id>anon_[1-9A-HJ-NP-Za-km-z]+|\d+)_(?P<attachment>\d+)_")
+
+
+def canvas_anonymous(student_id: str) -> bool:
+    """Whether the id is one Canvas gives a hand-in under anonymous grading (CANVAS_REGEX): no roster holds it."""
+    return re.fullmatch(r"anon_[1-9A-HJ-NP-Za-km-z]+", student_id) is not None
 
 
 def load_policy(path: Path | None = None) -> Policy:
@@ -230,6 +243,7 @@ class Handin:
     sha256: str = ""
     origin: str = ""  # where it came from (folder path or zip entry), for the audit log
     attempt: int = 0  # "lab01-strides (2).ipynb" or "lab01-strides-2.ipynb": a later copy in one folder
+    upload: int = 0  # the LMS's own id of the uploaded file (Canvas's attachment id): a later upload's is higher
     order: int = 0  # its place in the zip or folder listing: the last of equal times and attempts counts
     time_problem: str = ""  # why a submission time that was given cannot be read: the late penalty is unchecked
     late_marker: bool = False  # the LMS marked it late without saying when it came (Canvas's _LATE_)
@@ -274,7 +288,8 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
     roster = read_roster(roster_path or policy.roster)
     handins: dict[str, Handin] = {}
     for sid, candidates in sorted(found.items()):
-        candidates.sort(key=lambda h: (h.submitted or datetime.min.replace(tzinfo=UTC), h.attempt, h.order))
+        candidates.sort(key=lambda h: (h.submitted or datetime.min.replace(tzinfo=UTC), h.upload, h.attempt,
+                                       h.order))
         chosen = candidates[-1]
         if len(candidates) > 1:
             chosen.notes.append(f"{len(candidates)} hand-ins from this student: graded the latest, {chosen.origin}")
@@ -283,7 +298,7 @@ def collect(submissions: Path, lab: str, staging: Path, policy: Policy,
             chosen.status, chosen.path = "refused: the folder name is reserved by the grader", None
         elif not SAFE_ID.fullmatch(sid):
             chosen.status, chosen.path = "refused: the student id has characters a file name cannot carry", None
-        elif roster is not None and sid not in roster:
+        elif roster is not None and sid not in roster and not canvas_anonymous(sid):
             chosen.status = "unknown student: not on the roster (not graded)"
         if chosen.late_marker and chosen.submitted is None:
             due = policy.due.get(lab)
@@ -429,8 +444,9 @@ def _from_zip(archive: Path, lab: str, dest: Path, policy: Policy) -> dict[str, 
             sid = _printable((m and m.group("student_id")) or base.removesuffix(".ipynb"))
             marked = "late" in regex.groupindex  # the LMS says late or not; the entry's time is the zip's
             when = None if marked else _zip_time(info, zone)
+            upload = m.group("attachment") if m and "attachment" in regex.groupindex else None
             h = Handin(sid, None, when, origin=_printable(f"{archive.name}:{name}"), attempt=_attempt(base, lab),
-                       order=order)
+                       order=order, upload=int(upload[:18]) if upload and upload.isdigit() else 0)
             if marked and m and m.group("late"):
                 h.late_marker = True
             elif when is None and not marked:

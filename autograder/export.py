@@ -35,6 +35,7 @@ from nbgrader.plugins import ExportPlugin
 
 from autograder import notebooks as nbs
 from autograder import settings, sheets
+from autograder.collect import canvas_anonymous
 from autograder.status import Status, kind_of
 
 FORMATS = ("csv", "canvas", "gradescope")
@@ -196,6 +197,13 @@ def export_command(lab: str, fmt: str, out: Path | None = None, course: Path | N
     if fmt == "csv":
         dest = write_tests_csv(lab, learners, out / "tests.csv")
     elif fmt == "canvas":
+        hidden = [x.student_id for x in learners if canvas_anonymous(x.student_id)]
+        if hidden:  # an import would match none of them, and give every roster learner "missing"
+            print(f"not written: {len(hidden)} hand-in(s) carry Canvas's anonymous ids ({', '.join(hidden[:3])}"
+                  f"{', ...' if len(hidden) > 3 else ''}), and Canvas's Gradebook import matches a row by user id "
+                  "only. Enter these scores in SpeedGrader, or once the assignment's anonymity is lifted, download "
+                  "the submissions again (the file names then carry user ids) and grade that download.")
+            return 2
         dest = write_canvas_csv(lab, learners, out / "canvas.csv", canvas_column)
     else:
         dest = write_gradescope(lab, learners, out / "gradescope", out, course)

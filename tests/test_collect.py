@@ -389,7 +389,7 @@ def test_settings_name_the_fixtures_once():
 def test_re_submissions_in_a_zip_stage_apart_and_the_last_counts(tmp_path):
     """A zip listing a1, b1, b2, a2 (the same time, as an LMS that stamps entries when it builds the zip) gives
     each learner their own notebook, and the numbered copy ("-1" after the file name) counts, wherever it stands
-    in the zip. (Our own case, from the class that broke; Canvas's own download names are issue 29's.)"""
+    in the zip. (Our own case, from the class that broke; Canvas's own download names: the next test.)"""
     def nb(mark: str) -> bytes:
         n = nbformat.v4.new_notebook()
         n.metadata["mark"] = mark
@@ -406,6 +406,52 @@ def test_re_submissions_in_a_zip_stage_apart_and_the_last_counts(tmp_path):
     marks = {sid: json.loads(h.path.read_text())["metadata"]["mark"] for sid, h in handins.items()}
     assert marks == {"amy": "a2", "bob": "b2"}, marks
     assert all("2 hand-ins from this student" in h.notes[0] for h in handins.values())
+
+
+def test_canvas_download_names_as_canvas_writes_them(tmp_path):
+    """The names Canvas's own zipper gives uploads (canvas-lms lib/content_zipper.rb, `get_filename`:
+    [name][_LATE]_<user id or anon_<anonymous id>>_<attachment id>_<file>; names lower-cased with non-word
+    characters removed, so an underscore may stay; the anonymous id is base58, lib/anonymity.rb) are read with
+    `[zip] lms = "canvas"`: the name may hold "_" or be empty, an anonymous hand-in has no name at all, LATE
+    may come first, and of two uploads in one submission the higher attachment id (the newer) counts, wherever
+    the zip lists it. Anonymous ids pass the roster (no roster can hold them)."""
+    def nb(mark: str) -> bytes:
+        n = nbformat.v4.new_notebook()
+        n.metadata["mark"] = mark
+        return nbformat.writes(n).encode()
+
+    built = (2026, 10, 20, 9, 0, 0)
+    archive = _zip(tmp_path / "submissions.zip", [(zipfile.ZipInfo(name, built), nb(mark)) for name, mark in [
+        (f"o_brienpat_12345_990001_{LAB}.ipynb", "pat"),
+        (f"_23456_990002_{LAB}.ipynb", "nameless"),
+        (f"anon_Ab3xY_990009_{LAB}.ipynb", "anon newer"),  # listed first, uploaded last
+        (f"anon_Ab3xY_990004_{LAB} copy.ipynb", "anon older"),
+        (f"LATE_anon_k7Qz2_990005_{LAB}.ipynb", "anon late"),
+        (f"latesam_LATE_34567_990006_{LAB}.ipynb", "sam late"),
+    ]])
+    policy = tmp_path / "grading.toml"
+    policy.write_text('[zip]\nlms = "canvas"\n')
+    roster = tmp_path / "students.csv"
+    roster.write_text("id,first_name,last_name\n12345,Pat,O_Brien\n23456,,\n34567,Sam,Late\n")
+    handins, _ = collect.collect(archive, LAB, tmp_path / "staged", collect.load_policy(policy), roster)
+    marks = {sid: json.loads(h.path.read_text())["metadata"]["mark"] for sid, h in handins.items()}
+    assert marks == {"12345": "pat", "23456": "nameless", "anon_Ab3xY": "anon newer", "anon_k7Qz2": "anon late",
+                     "34567": "sam late"}, marks
+    assert {sid for sid, h in handins.items() if h.late_marker} == {"anon_k7Qz2", "34567"}
+    assert all(h.status == "ok" for h in handins.values()), {s: h.status for s, h in handins.items()}
+
+
+def test_a_canvas_export_of_anonymous_ids_is_refused(tmp_path, capsys):
+    """Canvas's Gradebook import matches a row by its user id; an anonymous download gives none, so writing
+    canvas.csv would match nobody and show every roster learner as missing: the export says what to do."""
+    from autograder import export
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "grades.csv").write_text("student_id,score,max_score,status\nanon_Ab3xY,0,25,malformed: x\n")
+    assert export.export_command(LAB, "canvas", out, tmp_path / "course") == 2
+    said = capsys.readouterr().out
+    assert "anon_Ab3xY" in said and "SpeedGrader" in said and not (out / "canvas.csv").exists(), said
 
 
 def test_every_folder_gets_a_row(tmp_path):
