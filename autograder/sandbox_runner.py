@@ -26,7 +26,7 @@ duplicated before any learner code runs; fd 1 itself then points at stderr):
 
     {"nonce", "i", "outputs": [...nbformat outputs], "error": {...} | null, "seconds", "stop",
      "obs": [{"fn": name, "out": encoded value or {"t": "raised", "types": [...]}[, "autograd": true]
-              [, "tol": {"rtol"|"atol"|"ulps": float}]}, ...],
+              [, "tol": {"rtol"|"atol"|"ulps": float}][, "launches": [Triton kernel names]]}, ...],
      "obs_cut": int}
 
 A hidden test cell arrives as its probe (autograder/probe.py): its checks are gone, and what they
@@ -58,6 +58,7 @@ INLINE_ELEMENTS = 1024  # integer tensors up to this many elements travel whole;
 FLOAT_VALUE_BYTES = 2048
 OBS_BYTES = 16384  # an observation bigger than this travels as its kind and a digest of its encoding
 OBSERVED_PER_CELL = 20_000  # __observe__ values recorded per test cell (the lab's own calls are not capped here)
+LAUNCHES_PER_CALL = 16  # Triton kernel launches named per observed call; past it, one "..." stands for the rest
 CELL_BYTES = 2 << 20  # a test cell's observations past this many bytes travel as digests too
 MAX_DEPTH = 6  # nesting of containers encoded
 MAX_ITEMS = 256  # items of one container encoded (the length is always sent)
@@ -318,13 +319,15 @@ class Observer:
         self.limit, self.active, self.depth, self.records, self.cut, self.bytes = limit, False, 0, [], 0, 0
         self.observed = 0  # __observe__ calls in this cell
         self.fields = {}  # name -> the dict keys of its result that are observed (the rest is not)
+        self.watching = False  # Triton launches are recorded (`watch_launches`)
+        self.launches = None  # the kernels the call being observed has launched so far, while watching
 
     def take(self):
         records, cut = self.records, self.cut
         self.records, self.cut, self.bytes, self.observed = [], 0, 0, 0
         return records, cut
 
-    def record(self, name, out, by_autograd=False, tol=None):
+    def record(self, name, out, by_autograd=False, tol=None, launches=None):
         if len(self.records) >= self.limit:
             self.cut += 1
             return
@@ -332,9 +335,44 @@ class Observer:
         if len(text) > OBS_BYTES or self.bytes + len(text) > CELL_BYTES:
             out = {"t": out.get("t", "object"), "digest": hashlib.sha256(text.encode()).hexdigest()}
             text = "x" * 80
-        self.bytes += len(text)
+        self.bytes += len(text) + sum(len(k) + 3 for k in launches or ())
         self.records.append({"fn": name, "out": out, **({"autograd": True} if by_autograd else {}),
-                             **({"tol": tol} if tol else {})})
+                             **({"tol": tol} if tol else {}),
+                             **({"launches": launches} if launches is not None else {})})
+
+    def watch_launches(self):
+        """Record which Triton kernels each observed call launches, by the kernel's name, in order (lab 7's
+        "one launch", "the kernels the task names"). The hook sits under Triton's own launch path
+        (`JITFunction.run`, and the interpreter's `InterpretedFunction.run`), set before any answer cell
+        runs, and the list travels with the call's record: the judge compares it with the reference's, so a
+        hand-in that computes with torch ops, launches more, or switches a labkit recorder off shows as a
+        difference. Only in a lab whose set-up imported labkit.fusion (the labs with launch rules)."""
+        if self.watching or "triton" not in sys.modules or "labkit.fusion" not in sys.modules:
+            return
+        self.watching = True
+        classes = []
+        for module, cls in (("triton.runtime.jit", "JITFunction"), ("triton.runtime.interpreter",
+                                                                   "InterpretedFunction")):
+            try:
+                classes.append(getattr(__import__(module, fromlist=[cls]), cls))
+            except Exception:  # noqa: BLE001 - a Triton without the interpreter
+                pass
+        observer = self
+
+        def hooked(original):
+            def run(kernel, *args, **kwargs):
+                launched = observer.launches
+                if launched is not None and not kwargs.get("warmup"):
+                    if len(launched) < LAUNCHES_PER_CALL:
+                        name = getattr(getattr(kernel, "fn", None), "__name__", None)
+                        launched.append(name[:40] if isinstance(name, str) else "?")
+                    elif launched[-1] != "...":
+                        launched.append("...")
+                return original(kernel, *args, **kwargs)
+            return run
+
+        for cls in classes:
+            cls.run = hooked(cls.run)
 
     def observe(self, thunk, outcome=False, **tolerance):
         """`__observe__(lambda: value[, rtol=, atol=, ulps=])`: a hidden test's probe (autograder/probe.py)
@@ -377,15 +415,22 @@ class Observer:
             if not observer.active or observer.depth or _compiling():
                 return fn(*args, **kwargs)
             observer.depth += 1
+            observer.launches = [] if observer.watching else None
             try:
                 result = fn(*args, **kwargs)
             except BaseException as e:
                 observer.depth -= 1
-                observer.record(name, {"t": "raised", "types": _exception_types(e)}, by_autograd)
+                observer.record(name, {"t": "raised", "types": _exception_types(e)}, by_autograd,
+                                launches=observer.launches)
+                observer.launches = None
                 raise
             observer.depth -= 1
+            tensors = _tensors_in(args, kwargs)
+            # a call on an empty tensor may launch or not: both are right
+            launched = None if any(_empty(t) for t in tensors) else observer.launches
+            observer.launches = None
             kept = _fields(result, observer.fields[name]) if name in observer.fields else result
-            observer.record(name, encode(kept, _tensors_in(args, kwargs)), by_autograd)
+            observer.record(name, encode(kept, tensors), by_autograd, launches=launched)
             return result
 
         observed.__observed__ = True
@@ -419,6 +464,13 @@ class Observer:
                     if isinstance(fn, types.FunctionType) and (not attr.startswith("__") or
                                                                attr in ("__init__", "__call__")):
                         setattr(obj, attr, self.wrap_function(fn, f"{name}.{attr}"))
+
+
+def _empty(t):
+    try:
+        return t.numel() == 0
+    except Exception:  # noqa: BLE001 - a tensor subclass that cannot say
+        return False
 
 
 def _fields(value, keys, depth=0):
@@ -504,6 +556,8 @@ class Runner:
         if test:
             _reseed(cell_seed(self.job.get("seed", 0), cell["label"]))
         self.observer.take()
+        if cell["kind"] != "trusted":  # the lab's set-up has run: watch its launches before any answer runs
+            self.observer.watch_launches()
         t0 = time.perf_counter()
         old = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err

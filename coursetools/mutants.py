@@ -234,6 +234,9 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
     # interface) stays wrapped from the first run, and its wrapper records to this observer.
     observer = globals().setdefault("__course_quality_observer", runner.Observer(max_records))
     observer.fields = {k: set(v) for k, v in fields.items()}
+    # A mutant may rebind a name the tests use (a recorder, a helper of the set-up): the grader runs each hand-in
+    # in a fresh process, so the kernel's names go back to what they were once this run is over.
+    saved = dict(ip.user_ns)
 
     def alarm(signum, frame):
         raise runner.CellTimeout()
@@ -270,6 +273,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
         return ""  # stderr (a warning, a log line) never fails a test: only an exception does
 
     def observe():
+        observer.watch_launches()
         ip.user_ns[runner.OBSERVE] = observer.observe
         ip.user_ns[runner.QUIET] = observer.quiet
         for name in interface:
@@ -297,6 +301,11 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, li
             outcomes.append((gid, not msg, msg, obs, cut, time.perf_counter() - t0, signature[0]))
     for src in answers:
         run(src)
+    for name in [k for k in ip.user_ns if k not in saved and not k.startswith("__course_quality")]:
+        del ip.user_ns[name]
+    for name, value in saved.items():
+        if not name.startswith("__course_quality") and ip.user_ns.get(name, saved) is not value:
+            ip.user_ns[name] = value
     # The observations stay in the kernel (megabytes for some labs): the solution's two runs are kept as the
     # reference, and each later run is judged here by the grader's own judge; only verdicts travel.
     runs = globals().setdefault("__course_quality_runs", [])

@@ -27,7 +27,8 @@ END = "<!-- end of the generated part -->"
 IN_PROCESS = {
     "record_aten_ops": "which aten ops ran (an op trace)",
     "check_only_ops": "which aten ops ran (an op trace)",
-    "record_launches": "how many Triton kernels launched and what they loaded",
+    "record_launches": "the launches' grids, block sizes and elements loaded (which kernels each call launched, "
+                       "by name and number, is observed under Triton by the runner and judged)",
     "forbid_calls": "that a built-in was not called",
     "forbid_autograd_engine": "that torch's autograd engine did not run",
 }

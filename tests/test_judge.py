@@ -330,3 +330,27 @@ def test_what_the_reference_runs_agree_on_is_compared_exactly_inside_an_unstable
                                                    "obs_cut": 0}).passed
     only_times = judge.reference_cell([{"fn": "f", "out": obs(0.1)}], [{"fn": "f", "out": obs(0.2)}], 0, 0)
     assert not judge.judged(only_times), "a cell whose every observation is a time gives the judge nothing"
+
+
+def test_triton_launches_travel_with_a_call_and_are_compared_with_the_reference():
+    """Lab 7's "one launch of the kernel the task names" is observed by the runner under Triton's launch path
+    (`Observer.watch_launches`), not by the test's recorder a hand-in can rebind: a call that launched nothing
+    (torch ops), more, or a kernel under another name differs from the reference; launches the reference's
+    two runs do not repeat (an autotuner timing its configs) are not compared."""
+    def cell(launches_a, launches_b=None):
+        a = [{"fn": "f", "out": obs(3.0), "launches": launches_a}]
+        b = [{"fn": "f", "out": obs(3.0), "launches": launches_a if launches_b is None else launches_b}]
+        return judge.reference_cell(a, b, 0, 0)
+
+    def judged(ref, launches):
+        got = {"fn": "f", "out": obs(3.0), **({"launches": launches} if launches is not None else {})}
+        return judge.judge_cell("hidden_f", True, ref, {"error": None, "obs": [got], "obs_cut": 0})
+
+    ref = cell(["add_mul_kernel"])
+    assert judged(ref, ["add_mul_kernel"]).passed
+    for wrong in ([], None, ["add_mul_kernel", "add_mul_kernel"], ["my_kernel"]):
+        v = judged(ref, wrong)
+        assert not v.passed and "Triton kernels" in v.reason and not any(c.isdigit() for c in v.reason), (wrong, v)
+    assert judged(cell(["k"] * 3, ["k"] * 5), []).passed, "runs that disagree on launches compare none"
+    no_watch = judge.reference_cell([{"fn": "f", "out": obs(3.0)}], [{"fn": "f", "out": obs(3.0)}], 0, 0)
+    assert judged(no_watch, ["anything"]).passed, "a lab without launch rules compares no launches"
