@@ -147,11 +147,12 @@ def assemble(source: NotebookNode, release: NotebookNode, handin: NotebookNode):
 
 def constraint(cell: NotebookNode) -> dict:
     """The constraint an instructor's answer cell declares: metadata {"grader": {"forbid": [names],
-    "constrains": [test grade_ids]}} (read from the source, never from a hand-in)."""
+    "allow": [dotted names], "constrains": [test grade_ids]}} (read from the source, never from a hand-in)."""
     meta = cell.get("metadata", {}).get("grader", {})
     if not nbs.is_solution(cell) or not isinstance(meta, dict) or not meta.get("constrains"):
         return {}
-    return {"forbid": [str(x) for x in meta.get("forbid", [])], "constrains": [str(x) for x in meta["constrains"]]}
+    return {"forbid": [str(x) for x in meta.get("forbid", [])], "constrains": [str(x) for x in meta["constrains"]],
+            **({"allow": [str(x) for x in meta["allow"]]} if isinstance(meta.get("allow"), list) else {})}
 
 
 TAMPER_NOTE = "review: "

@@ -157,6 +157,17 @@ def constraint_failures(cells: list[dict]) -> dict[str, str]:
     reaches (see above), wherever in the hand-in that is defined, and nothing else: a helper in the same cell that
     the function does not call is free to use anything. Never raises."""
     learner = [c for c in cells if c["kind"] == "answer"]
+    # a name the lab's own cells (set-up and tests) bind -> what it is: "dist" -> "torch.distributed" for an
+    # import, the name itself for anything else they define
+    setup: dict[str, str] = {}
+    for c in cells:
+        if c["kind"] != "answer":
+            try:
+                tree = nbs.parse_python(c["source"])
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            setup.update({name: name for name in _Index([tree]).names if name not in setup})
+            setup.update(_import_origins(tree))
     trees = []
     for c in learner:
         try:
@@ -167,11 +178,13 @@ def constraint_failures(cells: list[dict]) -> dict[str, str]:
     failures = {}
     for cell in learner:
         forbid, tests = set(cell.get("forbid") or []), list(cell.get("constrains") or [])
+        allow = cell.get("allow")
         if not tests:
             continue
         roots = [str(f) for f in cell.get("functions") or [cell["label"]]]
         try:
-            why = index.rebinding or _Reader(index, forbid).check(roots)
+            reader = _Reader(index, forbid, None if allow is None else {str(a) for a in allow}, setup)
+            why = index.rebinding or reader.check(roots)
         except RecursionError:
             why = "the code is nested too deeply for the grader to read"
         if why:
@@ -203,6 +216,9 @@ class _Index:
     def __init__(self, trees: list[ast.Module]):
         self.names: dict[str, list[ast.AST]] = {}
         self.attrs: dict[str, list[ast.AST]] = {}
+        # id of an expression assigned inside functions -> the names those functions bind (`ctx.x = x` in a
+        # forward: reading the value alone, x is the forward's parameter, not a global)
+        self.context: dict[int, set[str]] = {}
         self.rebinding = ""
         for tree in trees:
             for node in tree.body:
@@ -211,6 +227,12 @@ class _Index:
                 self._anywhere(node)
                 if self.rebinding:
                     break
+            for fn in ast.walk(tree):
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    bound = _locals(fn)
+                    for sub in ast.walk(fn):
+                        if sub is not fn:
+                            self.context.setdefault(id(sub), set()).update(bound)
 
     def _bind(self, name: str, node: ast.AST | None) -> None:
         self.names.setdefault(name, []).append(node if node is not None else ast.Constant(None))
@@ -303,9 +325,53 @@ class _Index:
                 "code in the notebook's cells"
 
 
+def _import_origins(tree: ast.Module) -> dict[str, str]:
+    """{name: the dotted path it stands for} for the module-level imports of `tree` (`import torch.distributed as
+    dist` -> dist: torch.distributed; `import a.b` -> a: a; `from m import x as y` -> y: m.x)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for a in node.names:
+                if a.name != "*":
+                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def _annotations(root: ast.AST) -> set[int]:
+    """ids of the nodes inside type annotations: naming a type there uses nothing."""
+    out = set()
+    for node in ast.walk(root):
+        parts = []
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            parts.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            parts.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            parts.append(node.annotation)
+        for part in parts:
+            out |= {id(n) for n in ast.walk(part)}
+    return out
+
+
+# What any constrained function may use besides what its task allows: Python's modules that compute nothing a
+# task could forbid, and what a right answer uses to talk (print, log, warn) or to tidy itself up
+ALWAYS_ALLOWED = {"math", "cmath", "itertools", "functools", "operator", "collections", "dataclasses", "enum",
+                  "typing", "abc", "contextlib", "logging", "warnings", "time", "random", "string", "textwrap",
+                  "sys.stderr", "sys.stdout", "sys.maxsize", "sys.float_info"}
+
+
 class _Reader:
-    def __init__(self, index: _Index, forbid: set[str]):
+    def __init__(self, index: _Index, forbid: set[str], allow: set[str] | None = None,
+                 setup: dict[str, str] | None = None):
         self.index, self.forbid = index, forbid
+        # `allow`: the dotted names (as the lab's own cells import them: "torch.as_strided") that the constrained
+        # code may reach outside Python's built-ins and the hand-in's own code; None: no allowlist
+        self.allow, self.setup = (None if allow is None else allow | ALWAYS_ALLOWED), setup or {}
+        self.task_allows = sorted(allow or ())
+        self.reached: set[str] = set()  # what the code reached of those (the instructor's view of an answer)
         self.seen_names: set[str] = set()
         self.seen_attrs: set[str] = set()
         self.seen_nodes: set[int] = set()
@@ -325,11 +391,53 @@ class _Reader:
                 return why
         return ""
 
+    def _origin(self, name: str) -> str | None:
+        """The dotted path a free name stands for where the allowlist applies: an import of the hand-in's or of
+        the lab's set-up; None for the hand-in's own definitions (followed instead) and Python's built-ins."""
+        bindings = self.index.names.get(name, [])
+        for b in bindings:
+            if isinstance(b, (ast.Import, ast.ImportFrom)):
+                return _import_origins(ast.Module(body=[b], type_ignores=[])).get(name, name)
+        if bindings:
+            return None
+        # anything else is Python's built-in, or a name out of its context (an attribute's value read where the
+        # function that assigned it had it as a parameter), which nothing outside binds
+        return self.setup.get(name)
+
+    def _allowed(self, node: ast.Name, parents: dict, local: set[str], imported: dict[str, str]) -> str:
+        if self.allow is None or node.id in local or not isinstance(node.ctx, ast.Load):
+            return ""
+        origin = imported.get(node.id) or self._origin(node.id)  # an import inside the function first
+        if origin is None:
+            return ""
+        chain, cur = [origin], node
+        while isinstance(parents.get(id(cur)), ast.Attribute) and parents[id(cur)].value is cur:
+            cur = parents[id(cur)]
+            chain.append(cur.attr)
+        dotted = ".".join(chain)
+        parts = dotted.split(".")
+        if any(".".join(parts[:k]) in self.allow for k in range(1, len(parts) + 1)):
+            self.reached.add(dotted)
+            return ""
+        allows = ", ".join(f"`{a}`" for a in self.task_allows[:12]) + (", ..." if len(self.task_allows) > 12 else "")
+        return (f"the code uses `{dotted}` (line {node.lineno}), which this task does not allow: it allows Python's "
+                f"built-ins and standard helpers (math, itertools, functools, collections, logging, ...)"
+                f"{', and ' + allows if allows else ''}")
+
     def _read(self, root: ast.AST, todo: list[ast.AST]) -> str:
-        local = _locals(root)
+        local = _locals(root) | self.index.context.get(id(root), set())
         parents = {id(c): p for p in ast.walk(root) for c in ast.iter_child_nodes(p)}
+        typing = _annotations(root)
+        imported = _import_origins(ast.Module(body=[n for n in ast.walk(root) if isinstance(
+            n, (ast.Import, ast.ImportFrom))], type_ignores=[])) if self.allow is not None else {}
         for node in ast.walk(root):
             line = getattr(node, "lineno", "?")
+            if id(node) in typing:
+                continue
+            if isinstance(node, ast.Name):
+                why = self._allowed(node, parents, local, imported)
+                if why:
+                    return why
             if isinstance(node, ast.Attribute):
                 if node.attr in self.forbid:
                     return f"the code uses `.{node.attr}` (line {line}), which this task may not use"
@@ -405,7 +513,11 @@ def _locals(root: ast.AST) -> set[str]:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             names.add(node.name)
     if not isinstance(root, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-        names = set()  # a module-level expression (the value of an assignment) binds nothing of its own
+        # a module-level expression (the value of an assignment) binds only what its comprehensions and lambdas
+        # bind inside it
+        names = {n.arg for n in ast.walk(root) if isinstance(n, ast.arg)} | {
+            t.id for c in ast.walk(root) if isinstance(c, ast.comprehension) for t in ast.walk(c.target)
+            if isinstance(t, ast.Name)}
     return names - declared
 
 

@@ -34,20 +34,32 @@ IN_PROCESS = {
 }
 
 
-def constraints(lab: str) -> list[tuple[str, list[str], int]]:
-    """(function, tests, number of forbidden names) for each answer cell of `lab` that declares a constraint."""
+def constraints(lab: str) -> list[tuple[str, list[str], int, list[str] | None]]:
+    """(function, tests, number of forbidden names, allowlist or None) for each answer cell of `lab` that
+    declares a constraint."""
     rows = []
     for cell in nbs.read(settings.solution_notebook(lab)).cells:
         meta = cell.get("metadata", {}).get("grader", {})
         if nbs.is_solution(cell) and isinstance(meta, dict) and meta.get("constrains"):
+            allow = meta.get("allow")
             for fn in meta.get("functions") or [nbs.grade_id(cell)]:
-                rows.append((fn, list(meta["constrains"]), len(meta.get("forbid", []))))
+                rows.append((fn, list(meta["constrains"]), len(meta.get("forbid", [])),
+                             list(allow) if isinstance(allow, list) else None))
     return rows
+
+
+def _allowlist(allow: list[str] | None) -> str:
+    if allow is None:
+        return "no allowlist"
+    if not allow:
+        return "allows nothing beyond Python"
+    shown = ", ".join(f"`{a}`" for a in allow[:6])
+    return f"allows {shown}{f' and {len(allow) - 6} more' if len(allow) > 6 else ''}"
 
 
 def in_process_rules(lab: str) -> list[tuple[str, str]]:
     """(test cell, what it checks in the learner's process) for the tests no declared constraint covers."""
-    covered = {t for _, tests, _ in constraints(lab) for t in tests}
+    covered = {t for _, tests, _, _ in constraints(lab) for t in tests}
     rows = []
     for cell in nbs.read(settings.solution_notebook(lab)).cells:
         gid = nbs.grade_id(cell)
@@ -64,8 +76,8 @@ def render() -> str:
              "process (an in-process check can be switched off; the values are still judged) | test cells with "
              "nothing judged |", "|---|---|---|---|"]
     for lab in settings.labs():
-        declared = "<br>".join(f"`{fn}`: {n} names forbidden, in {', '.join(tests)}"
-                               for fn, tests, n in constraints(lab)) or "none"
+        declared = "<br>".join(f"`{fn}`: {_allowlist(allow)}; {n} names forbidden; in {', '.join(tests)}"
+                               for fn, tests, n, allow in constraints(lab)) or "none"
         rules = "<br>".join(f"{gid}: {what}" for gid, what in in_process_rules(lab)) or "none"
         unjudged = "<br>".join(f"{gid}: {why}" for gid, why in settings.UNJUDGED_KNOWN.get(lab, {}).items()) or "none"
         lines.append(f"| {lab} | {declared} | {rules} | {unjudged} |")

@@ -205,6 +205,47 @@ def test_constraints_follow_functions_not_cells_and_what_cannot_be_read_fails():
         assert judged(source, *extra), f"{what}: the reader let it through"
 
 
+def test_an_allowlist_lets_through_only_what_the_task_allows():
+    """`grader.allow`: outside Python's built-ins, its standard helpers and the hand-in's own code, the
+    constrained code may reach only the dotted names the task lists, spelled as the lab's own cells import them
+    (`import torch.distributed as dist` makes `dist.send` torch.distributed.send, however the hand-in imports it).
+    A built-in no forbid list names fails; naming a type in an annotation uses nothing."""
+    rule = {"forbid": ["stride"], "allow": ["torch.distributed.send"], "constrains": ["test_c"]}
+    setup = {"kind": "trusted", "label": "setup", "source": "import torch\nimport torch.distributed as dist\n"}
+
+    def judged(source):
+        return screen.constraint_failures([setup, answer("contiguous_strides", source, **rule)]).get("test_c", "")
+
+    fine = {
+        "built-ins and math": "import math\ndef contiguous_strides(shape):\n    return [math.prod(shape[i + 1:]) "
+                              "for i in range(len(shape))]\n",
+        "an allowed name, as the set-up spells it": "def contiguous_strides(shape):\n    dist.send(1, 0)\n",
+        "an allowed name, imported another way": "import torch.distributed as d\n"
+                                                 "def contiguous_strides(shape):\n    d.send(1, 0)\n",
+        "an annotation": "def contiguous_strides(shape: torch.Size) -> list:\n    return list(shape)\n",
+        "a parameter stored on self": "class A:\n    def __init__(self, x):\n        self.kept = x\n"
+                                      "def contiguous_strides(shape):\n    return A(shape).kept\n",
+        "stderr and a warning": "import sys, warnings\ndef contiguous_strides(shape):\n"
+                                "    print(1, file=sys.stderr)\n    warnings.warn('w')\n    return []\n",
+    }
+    for what, source in fine.items():
+        assert judged(source) == "", f"{what}: {judged(source)}"
+    unlisted = {
+        "a private helper no forbid list names": "import torch._prims_common as pc\n"
+                                                 "def contiguous_strides(shape):\n"
+                                                 "    return pc.make_contiguous_strides_for(shape)\n",
+        "the set-up's torch": "def contiguous_strides(shape):\n    return torch.zeros(shape)\n",
+        "a module passed as a value": "def contiguous_strides(shape, m=torch):\n    return m\n",
+        "another collective": "def contiguous_strides(shape):\n    dist.all_reduce(shape)\n",
+        "a from-import": "from torch.distributed import recv\ndef contiguous_strides(shape):\n    recv(1, 0)\n",
+        "an import inside the function": "def contiguous_strides(shape):\n    import numpy\n"
+                                         "    return numpy.cumprod(shape)\n",
+    }
+    for what, source in unlisted.items():
+        why = judged(source)
+        assert "does not allow" in why and "`torch.distributed.send`" in why, f"{what}: {why!r}"
+
+
 def test_the_constrained_functions_own_name_and_harmless_dunders_are_fine():
     rule = {"forbid": ["is_contiguous"], "constrains": ["test_c"]}
     cells = [answer("is_contiguous", "def is_contiguous(shape, strides):\n    return True\n", **rule),
