@@ -346,7 +346,8 @@ class Observer:
         (`JITFunction.run`, and the interpreter's `InterpretedFunction.run`), set before any answer cell
         runs, and the list travels with the call's record: the judge compares it with the reference's, so a
         hand-in that computes with torch ops, launches more, or switches a labkit recorder off shows as a
-        difference. Only in a lab whose set-up imported labkit.fusion (the labs with launch rules)."""
+        difference. An autotuner's timing runs are left out (how many there are depends on the clock). Only in a
+        lab whose set-up imported labkit.fusion (the labs with launch rules)."""
         if self.watching or "triton" not in sys.modules or "labkit.fusion" not in sys.modules:
             return
         self.watching = True
@@ -358,11 +359,12 @@ class Observer:
             except Exception:  # noqa: BLE001 - a Triton without the interpreter
                 pass
         observer = self
+        timing = [0]  # inside an autotuner's timing runs, whose number depends on the clock: not recorded
 
         def hooked(original):
             def run(kernel, *args, **kwargs):
                 launched = observer.launches
-                if launched is not None and not kwargs.get("warmup"):
+                if launched is not None and not kwargs.get("warmup") and not timing[0]:
                     if len(launched) < LAUNCHES_PER_CALL:
                         name = getattr(getattr(kernel, "fn", None), "__name__", None)
                         launched.append(name[:40] if isinstance(name, str) else "?")
@@ -373,6 +375,20 @@ class Observer:
 
         for cls in classes:
             cls.run = hooked(cls.run)
+        try:
+            from triton.runtime.autotuner import Autotuner
+        except Exception:  # noqa: BLE001 - a Triton without the autotuner
+            return
+        bench = Autotuner._bench
+
+        def timed(tuner, *args, **kwargs):
+            timing[0] += 1
+            try:
+                return bench(tuner, *args, **kwargs)
+            finally:
+                timing[0] -= 1
+
+        Autotuner._bench = timed
 
     def observe(self, thunk, outcome=False, **tolerance):
         """`__observe__(lambda: value[, rtol=, atol=, ulps=])`: a hidden test's probe (autograder/probe.py)
