@@ -152,7 +152,8 @@ def constraint(cell: NotebookNode) -> dict:
     if not nbs.is_solution(cell) or not isinstance(meta, dict) or not meta.get("constrains"):
         return {}
     return {"forbid": [str(x) for x in meta.get("forbid", [])], "constrains": [str(x) for x in meta["constrains"]],
-            **({"allow": [str(x) for x in meta["allow"]]} if isinstance(meta.get("allow"), list) else {})}
+            **({"allow": [str(x) for x in meta["allow"]]} if isinstance(meta.get("allow"), list) else {}),
+            **({"functions": [str(x) for x in meta["functions"]]} if isinstance(meta.get("functions"), list) else {})}
 
 
 TAMPER_NOTE = "review: "

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import nbformat
+
 from autograder import screen
 from autograder.run import read_records, sanitize_outputs
 from autograder.sandbox import Result
@@ -277,3 +279,16 @@ def test_padded_and_flooding_records_keep_the_grader_small_and_quick():
     assert len(kept[0]) == 64 and kind_of(status_) == Status.FORGED
     assert peak < 512 << 20, f"reading the records took {peak / 2**20:.0f} MB"
     assert time.perf_counter() - t0 < 30
+
+
+def test_a_declared_constraint_reaches_the_reader_whole():
+    """`run.constraint` hands the reader everything the instructor's cell declares: the allowlist, and the
+    functions it constrains when they are not named after the cell (`functions`)."""
+    from autograder import run
+
+    meta = {"nbgrader": {"solution": True, "grade_id": "helpers", "grade": False, "locked": False,
+                         "schema_version": 3},
+            "grader": {"constrains": ["test_a"], "forbid": ["x"], "allow": ["torch.cat"], "functions": ["a", "b"]}}
+    cell = nbformat.v4.new_code_cell("def a():\n    pass\n", metadata=meta)
+    assert run.constraint(cell) == {"forbid": ["x"], "constrains": ["test_a"], "allow": ["torch.cat"],
+                                    "functions": ["a", "b"]}
