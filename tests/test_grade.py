@@ -788,20 +788,32 @@ def test_dask_executor_gives_the_same_grades_and_feedback_as_a_local_run(tmp_pat
             (remote / "feedback" / sid / f"{LAB}.html").read_text(), f"feedback for {sid} differs"
 
 
+# Mutants that tamper on purpose (they rebind the set-up's launch recorder, so that the in-process checks pass
+# and only the runner's own record of launches catches them): the screen must flag them for review.
+TAMPERING_MUTANTS = {"fused_add_mul_recorders_rebound", "softmax_rows_recorders_rebound"}
+
+
 def test_no_solution_or_mutant_trips_the_static_screen():
-    """The screen flags tampering, not honest answers: every lab's solution cells and every mutant pass it."""
+    """The screen flags tampering, not honest answers: every lab's solution cells and every mutant pass it, but
+    the mutants written as tampering, which it flags."""
     from autograder import screen
     from coursetools.mutants import load_alternatives, load_mutants
 
-    tripped = []
+    tripped, missed = [], set(TAMPERING_MUTANTS)
     for lab in settings.labs():
         cells = [c for c in nbs.read(settings.solution_notebook(lab)).cells if c.cell_type == "code"]
         first = next(i for i, c in enumerate(cells) if nbs.is_solution(c))
         protected = screen.bound_names([c.source for c in cells[:first]])
-        answers = [("solution", c.source) for c in cells if nbs.is_solution(c)]
-        answers += [(m.where, m.source) for m in load_mutants(lab) + load_alternatives(lab)]
-        tripped += [f"{lab}/{name}: {flags[0]}" for name, src in answers if (flags := screen.screen([src], protected))]
+        answers = [("solution", "solution", c.source) for c in cells if nbs.is_solution(c)]
+        answers += [(m.name, m.where, m.source) for m in load_mutants(lab) + load_alternatives(lab)]
+        for name, where, src in answers:
+            flags = screen.screen([src], protected)
+            if name in TAMPERING_MUTANTS:
+                missed -= {name} if flags else set()
+            elif flags:
+                tripped.append(f"{lab}/{where}: {flags[0]}")
     assert not tripped, "honest code flagged as tampering:\n" + "\n".join(tripped)
+    assert not missed, f"mutants that tamper were not flagged for review: {sorted(missed)}"
 
 
 @needs_bwrap
