@@ -229,6 +229,9 @@ def test_an_allowlist_lets_through_only_what_the_task_allows():
                                       "def contiguous_strides(shape):\n    return A(shape).kept\n",
         "stderr and a warning": "import sys, warnings\ndef contiguous_strides(shape):\n"
                                 "    print(1, file=sys.stderr)\n    warnings.warn('w')\n    return []\n",
+        "shape arithmetic in NumPy": "import numpy as np\ndef contiguous_strides(shape):\n"
+                                     "    return np.cumprod(np.asarray(shape)[::-1])\n",
+        "a literal parsed": "import ast\ndef contiguous_strides(shape):\n    return ast.literal_eval('(1,)')\n",
     }
     for what, source in fine.items():
         assert judged(source) == "", f"{what}: {judged(source)}"
@@ -240,8 +243,10 @@ def test_an_allowlist_lets_through_only_what_the_task_allows():
         "a module passed as a value": "def contiguous_strides(shape, m=torch):\n    return m\n",
         "another collective": "def contiguous_strides(shape):\n    dist.all_reduce(shape)\n",
         "a from-import": "from torch.distributed import recv\ndef contiguous_strides(shape):\n    recv(1, 0)\n",
-        "an import inside the function": "def contiguous_strides(shape):\n    import numpy\n"
-                                         "    return numpy.cumprod(shape)\n",
+        "an import inside the function": "def contiguous_strides(shape):\n    import torch\n"
+                                         "    return torch.cumprod(shape)\n",
+        "NumPy's own strides": "import numpy as np\ndef contiguous_strides(shape):\n"
+                               "    return np.ndarray(shape).strides\n",
     }
     for what, source in unlisted.items():
         why = judged(source)
