@@ -76,6 +76,10 @@ __all__ = ["COLLECTIVE_TIMEOUT_S", "RUN_TIMEOUT_S", "TRIAL_MAGNITUDE", "Comm", "
 COLLECTIVE_TIMEOUT_S = 10.0  # the process group's timeout: a send/recv/collective waiting longer raises
 RUN_TIMEOUT_S = 60.0  # the whole run, start-up included; past it every rank is killed
 _GRACE_S = 2.0  # after one rank failed, how long the others get to report before they are killed
+# Gloo's full-mesh connect on loopback fails now and then on a loaded machine ("Connection closed by
+# peer" in connectFullMesh, before any rank ran fn; PyTorch's own CI saw it, pytorch/pytorch#53270).
+# That failure is the machine's, not the learner's: the whole run starts again, this many times at most.
+_SETUP_RETRIES = 2
 _SLOT = 512  # bytes of shared memory per rank for "what is it doing now"
 
 # How ranks start: forked from a forkserver (see the module's docstring), never from the kernel.
@@ -383,6 +387,19 @@ def _die_with_parent(kernel: int) -> None:
         pass
 
 
+def _injected_setup_fault(rank: int, run_dir: str) -> None:
+    """Tests inject the rare loopback failure of gloo's rendezvous (see `_SETUP_RETRIES`): while the
+    file named by LABKIT_FAIL_SETUP exists, the first rank to remove it fails as gloo would."""
+    path = os.environ.get("LABKIT_FAIL_SETUP")
+    if path:
+        try:
+            os.unlink(path)
+        except OSError:
+            return
+        raise RuntimeError(f"Gloo connectFullMesh failed with [injected by LABKIT_FAIL_SETUP in rank {rank}] "
+                           "Connection closed by peer [127.0.0.1]")
+
+
 def _rendezvous(rank: int, world_size: int, buf: mmap.mmap, collective_timeout: float):
     """Rank 0 hosts the TCPStore on a port the OS picks (so runs never collide on a port) and
     publishes the port in shared memory; the other ranks wait for it and connect."""
@@ -414,6 +431,7 @@ def _child(sent, rank, world_size, conn, run_dir, collective_timeout, kernel, re
         status_buf = mmap.mmap(f.fileno(), 0)
     payload: tuple
     store = None
+    phase = "error"  # "setup" while the process group forms: a failure there is retried (see run_ranks)
     try:
         state, fn, args = pickle.loads(sent)  # (rebuilds the notebook's functions and classes)
         _adopt(state)
@@ -424,9 +442,12 @@ def _child(sent, rank, world_size, conn, run_dir, collective_timeout, kernel, re
         # groups made later with dist.new_group get the same timeout (gloo's default is 30 minutes)
         c10d = dist.distributed_c10d
         c10d.default_pg_timeout = c10d.default_pg_nccl_timeout = timedelta(seconds=collective_timeout)
+        phase = "setup"
+        _injected_setup_fault(rank, run_dir)
         store = _rendezvous(rank, world_size, status_buf, collective_timeout)
         dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size,
                                 timeout=timedelta(seconds=collective_timeout))
+        phase = "error"
         if record:  # inside watch_runs: note every communication op this rank dispatches
             with _CommRecorder() as rec:
                 out = fn(rank, world_size, *args)
@@ -436,7 +457,7 @@ def _child(sent, rank, world_size, conn, run_dir, collective_timeout, kernel, re
             payload = ("ok", _dumps(out, _ResultPickler), pickle.dumps(None))
     except BaseException as exc:  # noqa: BLE001 - every error goes back to the parent
         tb = traceback.format_exc()
-        payload = ("error", time.time(), type(exc).__name__, str(exc), tb, not_implemented_hint(exc))
+        payload = (phase, time.time(), type(exc).__name__, str(exc), tb, not_implemented_hint(exc))
     finally:
         try:
             if dist.is_initialized():
@@ -472,43 +493,9 @@ def _tail(path: str, n: int = 1500) -> str:
         return ""
 
 
-def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT_S,
-              collective_timeout: float = COLLECTIVE_TIMEOUT_S) -> list:
-    """Run `fn(rank, world_size, *args)` in `world_size` new processes, each a rank of a fresh
-    gloo process group (the default group: `dist.get_rank()`, `dist.all_reduce`, ... just work),
-    and return `[result of rank 0, result of rank 1, ...]`.
-
-    The ranks are forked from this kernel's forkserver (`START_METHOD`), never from the kernel
-    itself, so they work after this kernel initialized CUDA or ran a backward. `fn` and `args`
-    travel pickled, functions and classes defined in the notebook (closures included) by value
-    with the globals their code uses; each rank starts with this kernel's `sys.path`, working
-    directory, environment, random states (torch's and `random`'s) and default dtype.
-    Results travel back pickled, so return tensors, numbers, lists, dicts (not modules or process
-    groups). What the ranks print appears after the run, prefixed with the rank.
-
-    Raises `RankFailure` when a rank raises (its error and traceback), dies, or when the run
-    takes longer than `timeout` seconds (which ranks had not finished and the last
-    communication calls each made). A send/recv/collective that waits longer than
-    `collective_timeout` seconds raises inside its rank (in the default group and in groups
-    that `fn` makes with `dist.new_group`). Every child is killed and reaped
-    before this returns or raises: nothing is left running.
-    """
-    global _runs
-    watch = _watched
-    if not isinstance(world_size, int) or world_size < 1:
-        raise ValueError(f"world_size must be a positive int, got {world_size!r}")
-    _runs += 1
-    try:
-        sent = _dumps((_notebook_state(), fn, args), _RankPickler)
-    except Exception as exc:  # noqa: BLE001 - e.g. a lock or an open file among fn's globals or arguments
-        raise RankFailure(
-            f"run_ranks could not send {getattr(fn, '__qualname__', fn)!r} and its arguments to the ranks: "
-            f"{type(exc).__name__}: {exc}\n  likely cause: each rank is a fresh process, so fn's code, the "
-            "global names it uses, its closure and its arguments travel pickled; a lock, an open file, a "
-            "generator or a process group cannot: create it inside fn instead") from None
-    ctx = multiprocessing.get_context(START_METHOD)
-    _ensure_forkserver(ctx)
-    run_dir = tempfile.mkdtemp(prefix="labkit-ranks-")
+def _attempt(ctx, sent: bytes, world_size: int, run_dir: str, timeout: float, collective_timeout: float,
+             record: bool):
+    """Start the ranks once and wait for them: (results, comms, errors, hung, statuses, files)."""
     # one slot per rank for its last communication calls, then 8 bytes for the store's port, in a file
     # every rank maps too; the store lives in rank 0, not here, so its socket warnings stay out of the notebook
     with open(os.path.join(run_dir, "status"), "w+b") as f:
@@ -525,7 +512,7 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
             reader, writer = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_child, name=f"rank{rank}", daemon=True,
                             args=(sent, rank, world_size, writer, run_dir, collective_timeout, os.getpid(),
-                                  watch is not None))
+                                  record))
             with _main_not_rerun():
                 p.start()
             writer.close()
@@ -582,6 +569,55 @@ def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT
         for reader in readers:
             reader.close()
         status_buf.close()
+    return results, comms, errors, hung, statuses, files
+
+
+def run_ranks(fn: Callable, world_size: int, *args, timeout: float = RUN_TIMEOUT_S,
+              collective_timeout: float = COLLECTIVE_TIMEOUT_S) -> list:
+    """Run `fn(rank, world_size, *args)` in `world_size` new processes, each a rank of a fresh
+    gloo process group (the default group: `dist.get_rank()`, `dist.all_reduce`, ... just work),
+    and return `[result of rank 0, result of rank 1, ...]`.
+
+    The ranks are forked from this kernel's forkserver (`START_METHOD`), never from the kernel
+    itself, so they work after this kernel initialized CUDA or ran a backward. `fn` and `args`
+    travel pickled, functions and classes defined in the notebook (closures included) by value
+    with the globals their code uses; each rank starts with this kernel's `sys.path`, working
+    directory, environment, random states (torch's and `random`'s) and default dtype.
+    Results travel back pickled, so return tensors, numbers, lists, dicts (not modules or process
+    groups). What the ranks print appears after the run, prefixed with the rank.
+
+    Raises `RankFailure` when a rank raises (its error and traceback), dies, or when the run
+    takes longer than `timeout` seconds (which ranks had not finished and the last
+    communication calls each made). A send/recv/collective that waits longer than
+    `collective_timeout` seconds raises inside its rank (in the default group and in groups
+    that `fn` makes with `dist.new_group`). Every child is killed and reaped
+    before this returns or raises: nothing is left running.
+    """
+    global _runs
+    watch = _watched
+    if not isinstance(world_size, int) or world_size < 1:
+        raise ValueError(f"world_size must be a positive int, got {world_size!r}")
+    _runs += 1
+    try:
+        sent = _dumps((_notebook_state(), fn, args), _RankPickler)
+    except Exception as exc:  # noqa: BLE001 - e.g. a lock or an open file among fn's globals or arguments
+        raise RankFailure(
+            f"run_ranks could not send {getattr(fn, '__qualname__', fn)!r} and its arguments to the ranks: "
+            f"{type(exc).__name__}: {exc}\n  likely cause: each rank is a fresh process, so fn's code, the "
+            "global names it uses, its closure and its arguments travel pickled; a lock, an open file, a "
+            "generator or a process group cannot: create it inside fn instead") from None
+    ctx = multiprocessing.get_context(START_METHOD)
+    _ensure_forkserver(ctx)
+    for attempt in range(_SETUP_RETRIES + 1):
+        run_dir = tempfile.mkdtemp(prefix="labkit-ranks-")
+        results, comms, errors, hung, statuses, files = _attempt(
+            ctx, sent, world_size, run_dir, timeout, collective_timeout, watch is not None)
+        # only a failure while the group formed, in no rank that finished: fn ran nowhere to its end
+        if (errors and not results and attempt < _SETUP_RETRIES
+                and all(payload[0] == "setup" for payload in errors.values())):
+            shutil.rmtree(run_dir, ignore_errors=True)
+            continue
+        break
     for r, (out_path, _err_path) in enumerate(files):
         text = _tail(out_path, 4000)
         if text:

@@ -286,6 +286,34 @@ def make(scale):
         run_ranks(lambda rank, world_size: lock.locked(), 2)
 
 
+def _append_rank(rank, world_size, path, fail_rank):
+    with open(path, "a") as f:
+        f.write(f"{rank}\n")
+    if rank == fail_rank:
+        raise ValueError("the learner's own mistake")
+    return rank
+
+
+def test_a_rendezvous_that_fails_is_retried_and_a_failing_fn_is_not(tmp_path, monkeypatch):
+    """Gloo's full-mesh connect on loopback fails now and then on a loaded machine, before any rank runs fn
+    (CI saw "Gloo connectFullMesh failed ... Connection closed by peer" in the week 10 walkthrough; PyTorch's
+    own CI saw it too, pytorch/pytorch#53270). That is no one's mistake: run_ranks starts the run again.
+    An error raised by fn itself is the learner's and is reported at once, without a second run."""
+    from labkit.distributed import RankFailure, run_ranks
+
+    fault, log = tmp_path / "fail-once", tmp_path / "ran"
+    fault.touch()
+    monkeypatch.setenv("LABKIT_FAIL_SETUP", str(fault))
+    assert run_ranks(_append_rank, 3, str(log), -1) == [0, 1, 2]
+    assert not fault.exists(), "the injected rendezvous failure never happened"
+    assert sorted(log.read_text().split()) == ["0", "1", "2"], "fn ran once per rank, in the second run only"
+
+    log.unlink()
+    with pytest.raises(RankFailure, match="ValueError: the learner's own mistake"):
+        run_ranks(_append_rank, 2, str(log), 1)
+    assert sorted(log.read_text().split()) == ["0", "1"], "an error in fn must not start the run again"
+
+
 def test_version_table_agrees_with_the_installed_torch():
     """labkit.versions: every fact the table records for this torch's minor version is what this torch does;
     a version that changes one fails here, by name, before a walkthrough cell does."""
