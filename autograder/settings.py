@@ -44,14 +44,24 @@ WARM_SANDBOX = os.environ.get("COURSE_COLD_SANDBOX", "") != "1"
 # labkit helpers that run a lab's function in other processes (ranks) and return what it did there: where a
 # lab's set-up imports one, the runner observes its results as part of the interface, reduced to the fields
 # whose right value the lab's contract fixes (the sums; not the order of messages, which may differ).
-# (labkit.modules.loader_draws is not here: the draws depend on how a right answer derives its seeds.)
+# `loader_draws` (lab 11's DataLoader workers) brings back every item's draws from four generators; which numbers
+# come out depends on how a right answer derives its seeds, so those fields are compared by their pattern
+# (BY_PATTERN), not by value.
 # `run_ranks` (lab 10's ranks) brings back what each rank's test built: gradients, parameters, all-reduce sizes, state
 # bytes; its timing fields (when the first all-reduce started, how long a rank waited) stay out.
 OUT_OF_PROCESS_TRIALS = {"allreduce_trials": ["got", "returned_self"],
                          "run_ranks": ["grads", "ddp", "ready", "same_as_ddp", "sizes", "params", "adam", "adam_bytes",
                                        "balanced", "grads_none", "total_state_bytes", "ddp_grads", "grads_as_ddp",
                                        "params_as_ddp", "sgd", "as_adam", "before", "raised", "odd", "tiny",
-                                       "deep", "scrambled", "none", "batchnorm", "reduction", "unused"]}
+                                       "deep", "scrambled", "none", "batchnorm", "reduction", "unused"],
+                         "loader_draws": ["index", "worker", "np_global", "py_global", "np_own", "py_own"]}
+# Fields of an observed function's results that the judge compares by their equality pattern across a test cell:
+# each value becomes the order in which it first appeared among that field's values in the cell, in the
+# reference's run and in the hand-in's alike. Every right seeding of lab 11's workers draws numbers of its own,
+# and all of them draw alike where the task says so (the same loader seed twice) and differently everywhere else
+# (two workers, two seeds, two epochs; 31-bit draws collide with odds near 1e-6): a wrong one shares a number
+# where the reference has two, or two where it repeats one.
+BY_PATTERN = {"loader_draws": ["np_global", "py_global", "np_own", "py_own"]}
 # Memory one sandboxed run may use (its cgroup counts its processes, its tmpfs files and the page cache it
 # faults in): a kernel holding torch, and lab 14's g++ with torch's headers (a CI run once hit 4 GiB there).
 SANDBOX_MEMORY_BYTES = 6 << 30
@@ -94,14 +104,7 @@ UNREACHED_KNOWN: dict[str, dict[str, str]] = {
     },
 }
 
-UNJUDGED_KNOWN: dict[str, dict[str, str]] = {
-    "lab11-modules": {
-        "test_seeded_worker_init": "the DataLoader's draws come from worker processes and depend on how a right "
-                                   "answer derives its seeds, so no value can be compared with the reference's; "
-                                   "its hidden test observes the outcomes of the same checks, which run in the "
-                                   "learner's process",
-    },
-}
+UNJUDGED_KNOWN: dict[str, dict[str, str]] = {}
 
 SKIP_MARK = "SKIPPED (needs CUDA):"  # printed by labkit.skip_unless_cuda
 # stderr text nbgrader forgives in a test cell (nbgrader_config.py sets IgnorePattern to the same; a test checks)

@@ -788,9 +788,10 @@ def test_dask_executor_gives_the_same_grades_and_feedback_as_a_local_run(tmp_pat
             (remote / "feedback" / sid / f"{LAB}.html").read_text(), f"feedback for {sid} differs"
 
 
-# Mutants that tamper on purpose (they rebind the set-up's launch recorder, so that the in-process checks pass
-# and only the runner's own record of launches catches them): the screen must flag them for review.
-TAMPERING_MUTANTS = {"fused_add_mul_recorders_rebound", "softmax_rows_recorders_rebound"}
+# Mutants that tamper on purpose (they rebind the set-up's launch recorder or check helper, so that the
+# in-process checks pass and only what the runner brings back catches them): the screen must flag them for review.
+TAMPERING_MUTANTS = {"fused_add_mul_recorders_rebound", "softmax_rows_recorders_rebound",
+                     "seeded_worker_init_checks_rebound"}
 
 
 def test_no_solution_or_mutant_trips_the_static_screen():

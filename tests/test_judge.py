@@ -354,3 +354,30 @@ def test_triton_launches_travel_with_a_call_and_are_compared_with_the_reference(
     assert judged(cell(["k"] * 3, ["k"] * 5), []).passed, "runs that disagree on launches compare none"
     no_watch = judge.reference_cell([{"fn": "f", "out": obs(3.0)}], [{"fn": "f", "out": obs(3.0)}], 0, 0)
     assert judged(no_watch, ["anything"]).passed, "a lab without launch rules compares no launches"
+
+
+def test_worker_draws_are_compared_by_their_pattern_not_their_numbers():
+    """Lab 11's DataLoader draws (`labkit.modules.loader_draws`, settings.BY_PATTERN) depend on how a right answer
+    derives its workers' seeds, so their numbers cannot match the reference's; what every right answer shares is
+    where they repeat (the same loader seed twice) and where they differ (two workers, two seeds, two epochs).
+    Other numbers nobody can be held to are compared alike: the test observes them in any order it likes."""
+    def run(draws):  # draws[call][item] = (worker, np_global); the index is the item's position
+        return [{"fn": "loader_draws", "out": obs([[{"index": i, "worker": w, "np_global": d}
+                                                    for i, (w, d) in enumerate(epoch)]])} for epoch in draws]
+
+    def cell(ref, got):
+        return judge.judge_cell("test_seeded_worker_init", False,
+                                {"obs": ref, "cut": 0, "stable": [True] * len(ref)},
+                                {"error": None, "obs": got, "obs_cut": 0})
+
+    reference = run([[(0, 11), (1, 22), (0, 33)], [(0, 11), (1, 22), (0, 33)], [(0, 44), (1, 55), (0, 66)]])
+    other_seeding = run([[(0, 7), (1, 8), (0, 9)], [(0, 7), (1, 8), (0, 9)], [(0, 1), (1, 2), (0, 3)]])
+    assert cell(reference, other_seeding).passed, "a right answer drawing other numbers keeps its points"
+    same_in_both_workers = run([[(0, 7), (1, 7), (0, 9)], [(0, 7), (1, 7), (0, 9)], [(0, 1), (1, 1), (0, 3)]])
+    from_worker_id_only = run([[(0, 7), (1, 8), (0, 9)], [(0, 7), (1, 8), (0, 9)], [(0, 7), (1, 8), (0, 9)]])
+    fresh_entropy = run([[(0, 7), (1, 8), (0, 9)], [(0, 4), (1, 5), (0, 6)], [(0, 1), (1, 2), (0, 3)]])
+    wrong_worker = run([[(1, 7), (1, 8), (0, 9)], [(1, 7), (1, 8), (0, 9)], [(1, 1), (1, 2), (0, 3)]])
+    for wrong in (same_in_both_workers, from_worker_id_only, fresh_entropy):
+        v = cell(reference, wrong)
+        assert not v.passed and "drew" in v.reason and not any(c.isdigit() for c in v.reason), v
+    assert not cell(reference, wrong_worker).passed, "the worker and index fields are compared as they are"
