@@ -213,6 +213,8 @@ def same(ref: dict, got: dict, exact: bool = True) -> None:
     elif rt in ("graph", "exported"):
         if got.get("nodes") != ref.get("nodes"):
             raise Mismatch("a graph whose nodes do other work than the reference solution's")
+        if got.get("recompiled") != ref.get("recompiled"):
+            raise Mismatch("a GraphModule whose code is not its graph's (recompile() after editing the graph)")
         if rt == "exported" and (got.get("inputs"), got.get("outputs")) != (ref.get("inputs"), ref.get("outputs")):
             raise Mismatch("an exported program with another signature than the reference solution's")
 

@@ -296,8 +296,16 @@ def _structured(value, torch):
             enc["schema"] = str(schema)
         return enc
     fx = sys.modules.get("torch.fx")
-    if fx is not None and isinstance(value, (fx.GraphModule, fx.Graph)):
-        return {"t": "graph", "nodes": _graph_nodes(value if isinstance(value, fx.Graph) else value.graph)}
+    if fx is not None and isinstance(value, fx.Graph):
+        return {"t": "graph", "nodes": _graph_nodes(value)}
+    if fx is not None and isinstance(value, fx.GraphModule):
+        # whether the module runs its graph: its code is regenerated only by recompile() (a pass that edits
+        # the graph and forgets it returns a module that still runs the old code)
+        try:
+            recompiled = value.code == value.graph.python_code("self").src
+        except Exception:  # noqa: BLE001 - a graph that cannot generate code does not run either
+            recompiled = False
+        return {"t": "graph", "nodes": _graph_nodes(value.graph), "recompiled": recompiled}
     export = sys.modules.get("torch.export")
     if export is not None and isinstance(value, getattr(export, "ExportedProgram", ())):
         signature = value.graph_signature

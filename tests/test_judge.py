@@ -300,6 +300,17 @@ def test_operators_graphs_and_objects_are_compared_as_data_not_by_kind():
     assert not verdict([add], [mul]).passed and not verdict([add], [object()]).passed
     assert not verdict([torch.ops.aten.add], [torch.ops.aten.add.Tensor]).passed, "a packet is not an overload"
 
+    # a pass that edits the graph and forgets recompile() returns a module that still runs its old code
+    stale = torch.fx.symbolic_trace(g)
+    stale.graph.erase_node(next(n for n in stale.graph.nodes if n.op == "output"))
+    stale.graph.output(next(iter(stale.graph.nodes)))
+    fresh = torch.fx.symbolic_trace(g)
+    fresh.graph.erase_node(next(n for n in fresh.graph.nodes if n.op == "output"))
+    fresh.graph.output(next(iter(fresh.graph.nodes)))
+    fresh.recompile()
+    v = verdict([fresh], [stale])
+    assert not v.passed and "recompile()" in v.reason, v
+
     # a build's namespace carries a digest of its own source (labkit.cpp.build_extension): the lab's name counts
     mine = {"t": "op", "v": "lab14_0123456789ab.rowdot", "schema": "lab14_0123456789ab::rowdot(Tensor x) -> Tensor"}
     theirs = {"t": "op", "v": "lab14_ba9876543210.rowdot", "schema": "lab14_ba9876543210::rowdot(Tensor x) -> Tensor"}
