@@ -294,6 +294,21 @@ def _structured(value, torch):
         schema = getattr(value, "_schema", None)
         if schema is not None:
             enc["schema"] = str(schema)
+        # which overloads decompose before autograd (a CompositeImplicitAutograd kernel): read from the
+        # dispatcher's table here, not from an op trace the hand-in's cells could rebind (lab 2's CPU kernel)
+        overloads = [value] if isinstance(value, ops.OpOverload) else \
+            [getattr(value, name, None) for name in value.overloads()]
+        decomposes = []
+        for overload in overloads:
+            try:
+                own = overload._schema
+                name = own.name + (f".{own.overload_name}" if own.overload_name else "")
+                if torch._C._dispatch_has_kernel_for_dispatch_key(
+                        name, torch._C.DispatchKey.CompositeImplicitAutograd):
+                    decomposes.append(overload._overloadname)
+            except Exception:  # noqa: BLE001 - an overload the dispatcher cannot name decomposes nothing
+                continue
+        enc["decomposes"] = sorted(decomposes)
         return enc
     fx = sys.modules.get("torch.fx")
     if fx is not None and isinstance(value, fx.Graph):

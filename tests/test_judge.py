@@ -318,6 +318,12 @@ def test_operators_graphs_and_objects_are_compared_as_data_not_by_kind():
     with pytest.raises(judge.Mismatch):
         judge.same(mine, {**theirs, "v": "lab13_ba9876543210.rowdot"})
 
+    # which overloads decompose (a CompositeImplicitAutograd kernel) is read from the dispatcher by the runner
+    assert obs(torch.ops.aten.matmul.default)["decomposes"] == ["default"]
+    assert obs(torch.ops.aten.add.Tensor)["decomposes"] == []
+    with pytest.raises(judge.Mismatch, match="dispatch keys"):
+        judge.same({**mine, "decomposes": []}, {**theirs, "decomposes": ["default"]})
+
 
 def test_what_the_reference_runs_agree_on_is_compared_exactly_inside_an_unstable_value():
     """A row of timings {"n": 1024, "nbytes": 4096, "copy_s": ...}: the two reference runs differ in the times,
