@@ -344,6 +344,14 @@ class Observer:
         self.fields = {}  # name -> the dict keys of its result that are observed (the rest is not)
         self.watching = False  # Triton launches are recorded (`watch_launches`)
         self.launches = None  # the kernels the call being observed has launched so far, while watching
+        self.launch_rules = {}  # name -> the constexprs whose values its launches record, with their grids
+        self.launch_fn = None  # the name of the call being observed (whose launch rule applies)
+
+    def configure(self, job):
+        """What the job says to record besides values: the dict fields of out-of-process trials' results, and
+        for which functions a launch records its grid and some constexprs (settings.LAUNCH_RULES)."""
+        self.fields = {k: set(v) for k, v in (job.get("fields") or {}).items()}
+        self.launch_rules = {k: [str(c) for c in v] for k, v in (job.get("launch_rules") or {}).items()}
 
     def take(self):
         records, cut = self.records, self.cut
@@ -390,7 +398,9 @@ class Observer:
                 if launched is not None and not kwargs.get("warmup") and not timing[0]:
                     if len(launched) < LAUNCHES_PER_CALL:
                         name = getattr(getattr(kernel, "fn", None), "__name__", None)
-                        launched.append(name[:40] if isinstance(name, str) else "?")
+                        name = name[:40] if isinstance(name, str) else "?"
+                        rule = observer.launch_rules.get(observer.launch_fn)
+                        launched.append(name if rule is None else f"{name} {_launch_shape(kernel, args, kwargs, rule)}")
                     elif launched[-1] != "...":
                         launched.append("...")
                 return original(kernel, *args, **kwargs)
@@ -455,6 +465,7 @@ class Observer:
                 return fn(*args, **kwargs)
             observer.depth += 1
             observer.launches = [] if observer.watching else None
+            observer.launch_fn = name
             try:
                 result = fn(*args, **kwargs)
             except BaseException as e:
@@ -512,6 +523,27 @@ def _empty(t):
         return False
 
 
+def _launch_shape(kernel, args, kwargs, constexprs):
+    """A Triton launch's grid (three ints, a grid function of meta evaluated as Triton does) and the values of
+    `constexprs`, as text: what a task fixes about a launch (one program per row; BLOCK = ...)."""
+    try:
+        import inspect
+
+        given = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+        bound = inspect.signature(kernel.fn).bind_partial(*args, **{k: v for k, v in given.items()
+                                                                   if k in kernel.arg_names})
+        bound.apply_defaults()
+        meta = {**given, **bound.arguments}
+        grid = kwargs.get("grid")
+        grid = grid(meta) if callable(grid) else grid
+        grid = tuple(int(g) for g in grid)
+        grid += (1,) * (3 - len(grid))
+        parts = [f"grid={grid}"] + [f"{c}={meta.get(c)!r}" for c in constexprs]
+        return " ".join(parts)[:120]
+    except Exception:  # noqa: BLE001 - a launch that cannot be read is recorded as such, and differs
+        return "grid=?"
+
+
 def _fields(value, keys, depth=0):
     """`value` with every dict in it reduced to `keys` (lists and tuples kept, in order)."""
     if depth > MAX_DEPTH:
@@ -561,7 +593,7 @@ class Runner:
         self.nonce = job["nonce"]
         self.interface = [n for n in job.get("interface", []) if isinstance(n, str)]
         self.observer = Observer(int(job.get("max_observations", 100_000)))
-        self.observer.fields = {k: set(v) for k, v in (job.get("fields") or {}).items()}
+        self.observer.configure(job)
         self.main = types.ModuleType("__main__")
         self.main.__dict__["__builtins__"] = builtins
         self.main.__dict__[OBSERVE] = self.observer.observe

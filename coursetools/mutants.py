@@ -226,14 +226,14 @@ def graded_tests(nb) -> list[tuple[str, str, bool]]:
 # an exception loses the points, output on stderr does not), then put the right answers back, all in one round
 # trip. Returns JSON on stdout.
 DRIVER = r"""
-def __course_quality_drive(mutant, tests, answers, ignore, interface, fields, limits, mode, max_records, seeds=None):
+def __course_quality_drive(mutant, tests, answers, ignore, interface, recording, limits, mode, max_records, seeds=None):
     import contextlib, io, json, re, signal, sys, time, traceback
     from autograder import sandbox_runner as runner
     ip = get_ipython()
     # One observer for the kernel's life: a function the answers do not redefine (a labkit helper in the
     # interface) stays wrapped from the first run, and its wrapper records to this observer.
     observer = globals().setdefault("__course_quality_observer", runner.Observer(max_records))
-    observer.fields = {k: set(v) for k, v in fields.items()}
+    observer.configure(recording)
     # A mutant may rebind a name the tests use (a recorder, a helper of the set-up): the grader runs each hand-in
     # in a fresh process, so the kernel's names go back to what they were once this run is over.
     saved = dict(ip.user_ns)
@@ -416,8 +416,9 @@ def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
     from autograder.run import MAX_OBSERVATIONS  # what the grader records of one cell
 
     limits = limits or [float(settings.CELL_TIMEOUT_S)] * len(tests)
+    recording = {"fields": settings.OUT_OF_PROCESS_TRIALS, "launch_rules": settings.LAUNCH_RULES}  # as run.py's job
     call = (f"__course_quality_drive({mutant!r}, {tests!r}, {answers!r}, {settings.IGNORE_STDERR!r}, "
-            f"{names if names is not None else interface_of(session)!r}, {settings.OUT_OF_PROCESS_TRIALS!r}, "
+            f"{names if names is not None else interface_of(session)!r}, {recording!r}, "
             f"{limits!r}, {mode!r}, {MAX_OBSERVATIONS!r}, {seeds!r})")
     session.client.timeout = int(sum(limits)) + settings.CELL_TIMEOUT_S
     try:

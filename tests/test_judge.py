@@ -398,3 +398,54 @@ def test_worker_draws_are_compared_by_their_pattern_not_their_numbers():
         v = cell(reference, wrong)
         assert not v.passed and "drew" in v.reason and not any(c.isdigit() for c in v.reason), v
     assert not cell(reference, wrong_worker).passed, "the worker and index fields are compared as they are"
+
+
+_LAUNCH_SHAPES = r'''
+import os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, sys.argv[1])
+import torch, triton, triton.language as tl
+import labkit.fusion  # noqa: F401 - the runner watches launches only in labs that import it
+import sandbox_runner as runner
+
+@triton.jit
+def copy_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def online_softmax(x):  # a grid function of meta, then a fixed grid with BLOCK passed by position
+    copy_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, x.numel(), BLOCK=16)
+    copy_kernel[(3,)](x, x.numel(), 32)
+    return x
+
+def fused(x):
+    copy_kernel[(1,)](x, x.numel(), BLOCK=64)
+    return x
+
+observer = runner.Observer(100)
+observer.configure({"launch_rules": {"online_softmax": ["BLOCK"]}})
+observer.watch_launches()
+observer.active = True
+ns = {"online_softmax": online_softmax, "fused": fused}
+observer.wrap(ns, "online_softmax")
+observer.wrap(ns, "fused")
+ns["online_softmax"](torch.zeros(40))
+ns["fused"](torch.zeros(40))
+print([r.get("launches") for r in observer.records])
+'''
+
+
+def test_a_launch_records_the_grid_and_blocks_its_task_fixes():
+    """settings.LAUNCH_RULES: for lab 7's functions whose task fixes the grid (one program per row) or a block
+    (BLOCK = min(SOFTMAX_BLOCK, ...)), each launch records them under Triton's launch path, a grid function of
+    meta evaluated as Triton does; other functions record the kernel's name only (their grid is the answer's)."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _LAUNCH_SHAPES, str(judge.__file__).rsplit("/", 1)[0]],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == str(
+        [["copy_kernel grid=(3, 1, 1) BLOCK=16", "copy_kernel grid=(3, 1, 1) BLOCK=32"], ["copy_kernel"]]), out.stdout
+    from autograder import settings
+
+    assert set(settings.LAUNCH_RULES) <= {"softmax_rows", "online_softmax", "matmul"}, "lab 7's interface only"
