@@ -316,6 +316,8 @@ def reference_cell(obs_a: list[dict], obs_b: list[dict], cut_a: int, cut_b: int)
     # kernel launches the two runs do not repeat (an autotuner timing its configs) are not compared
     obs = [{k: v for k, v in o.items() if k != "launches"} if o.get("launches") != b.get("launches") else o
            for o, b in zip(obs, obs_b)]
+    obs = [{k: v for k, v in o.items() if k != "integer_only"} if o.get("integer_only") != b.get("integer_only")
+           else o for o, b in zip(obs, obs_b)]
     return {"obs": obs, "cut": cut_a, "stable": [True] * len(obs)}
 
 
@@ -451,6 +453,11 @@ def _compare(ref: dict, ref_strict: list, got_strict: list):
         stated = _STATED.set(own or ({"by_dtype": by_dtype} if by_dtype else None))
         try:
             same(r["out"], g.get("out"), exact=stable)
+            if isinstance(r.get("integer_only"), bool) and g.get("integer_only") is not r["integer_only"]:
+                yield n, fn, (f"a call of `{fn}` ran ATen ops that compute with or convert floating-point tensors "
+                              "where the reference solution's call used integer ops only (and view(dtype) to "
+                              "reinterpret the bits)")
+                continue
             if isinstance(r.get("launches"), list) and g.get("launches") != r["launches"]:
                 yield n, fn, (f"a call of `{fn}` launched other Triton kernels than the reference solution's "
                               "call: none where it launched one (the result came from torch ops), more "

@@ -346,19 +346,31 @@ class Observer:
         self.launches = None  # the kernels the call being observed has launched so far, while watching
         self.launch_rules = {}  # name -> the constexprs whose values its launches record, with their grids
         self.launch_fn = None  # the name of the call being observed (whose launch rule applies)
+        self.integer_only = set()  # names whose calls record whether every ATen op they ran was integer-only
+        self.dtype_rule = None  # (labkit.amp's op recorder, its rule), taken before any answer cell runs
 
     def configure(self, job):
         """What the job says to record besides values: the dict fields of out-of-process trials' results, and
         for which functions a launch records its grid and some constexprs (settings.LAUNCH_RULES)."""
         self.fields = {k: set(v) for k, v in (job.get("fields") or {}).items()}
         self.launch_rules = {k: [str(c) for c in v] for k, v in (job.get("launch_rules") or {}).items()}
+        self.integer_only = {str(k) for k in job.get("integer_only") or ()}
+
+    def watch_op_dtypes(self):
+        """Take labkit.amp's dtype recorder and its integer-only rule (lab 5: "integer ops only") before any
+        answer cell runs, so that a call of a function the job names records, with its result, whether every
+        ATen op it ran kept to the rule: the judge compares that with the reference's, so a hand-in that
+        rebinds the test's recorder or check still shows the float ops it ran."""
+        amp = sys.modules.get("labkit.amp")
+        if self.dtype_rule is None and self.integer_only and amp is not None:
+            self.dtype_rule = (amp._DtypeRecorder, amp.integer_only_violations)
 
     def take(self):
         records, cut = self.records, self.cut
         self.records, self.cut, self.bytes, self.observed = [], 0, 0, 0
         return records, cut
 
-    def record(self, name, out, by_autograd=False, tol=None, launches=None):
+    def record(self, name, out, by_autograd=False, tol=None, launches=None, integer_only=None):
         if len(self.records) >= self.limit:
             self.cut += 1
             return
@@ -369,7 +381,8 @@ class Observer:
         self.bytes += len(text) + sum(len(k) + 3 for k in launches or ())
         self.records.append({"fn": name, "out": out, **({"autograd": True} if by_autograd else {}),
                              **({"tol": tol} if tol else {}),
-                             **({"launches": launches} if launches is not None else {})})
+                             **({"launches": launches} if launches is not None else {}),
+                             **({"integer_only": integer_only} if integer_only is not None else {})})
 
     def watch_launches(self):
         """Record which Triton kernels each observed call launches, by the kernel's name, in order (lab 7's
@@ -466,8 +479,13 @@ class Observer:
             observer.depth += 1
             observer.launches = [] if observer.watching else None
             observer.launch_fn = name
+            recorder = observer.dtype_rule[0]() if observer.dtype_rule and name in observer.integer_only else None
             try:
-                result = fn(*args, **kwargs)
+                if recorder is None:
+                    result = fn(*args, **kwargs)
+                else:
+                    with recorder:
+                        result = fn(*args, **kwargs)
             except BaseException as e:
                 observer.depth -= 1
                 observer.record(name, {"t": "raised", "types": _exception_types(e)}, by_autograd,
@@ -480,7 +498,8 @@ class Observer:
             launched = None if any(_empty(t) for t in tensors) else observer.launches
             observer.launches = None
             kept = _fields(result, observer.fields[name]) if name in observer.fields else result
-            observer.record(name, encode(kept, tensors), by_autograd, launches=launched)
+            integer_only = None if recorder is None else not observer.dtype_rule[1](recorder.calls)
+            observer.record(name, encode(kept, tensors), by_autograd, launches=launched, integer_only=integer_only)
             return result
 
         observed.__observed__ = True
@@ -629,6 +648,7 @@ class Runner:
         self.observer.take()
         if cell["kind"] != "trusted":  # the lab's set-up has run: watch its launches before any answer runs
             self.observer.watch_launches()
+            self.observer.watch_op_dtypes()
         t0 = time.perf_counter()
         old = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err

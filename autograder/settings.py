@@ -66,6 +66,10 @@ BY_PATTERN = {"loader_draws": ["np_global", "py_global", "np_own", "py_own"]}
 # call records its grid and these constexprs, under Triton's launch path (sandbox_runner.Observer.watch_launches),
 # and the judge compares them with the reference's. Other functions leave the grid and block to the answer.
 LAUNCH_RULES = {"softmax_rows": [], "online_softmax": ["BLOCK"], "matmul": ["BLOCK_M", "BLOCK_N", "BLOCK_K"]}
+# Lab 5's functions that must compute with integer ops only: each call records, under a dispatch mode the runner
+# enters around it (labkit.amp's recorder and rule, taken before any answer cell runs), whether every ATen op it
+# ran kept to that rule; the judge compares it with the reference's.
+INTEGER_ONLY = ["decompose", "to_bfloat16_rne"]
 # Memory one sandboxed run may use (its cgroup counts its processes, its tmpfs files and the page cache it
 # faults in): a kernel holding torch, and lab 14's g++ with torch's headers (a CI run once hit 4 GiB there).
 SANDBOX_MEMORY_BYTES = 6 << 30

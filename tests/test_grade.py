@@ -792,7 +792,8 @@ def test_dask_executor_gives_the_same_grades_and_feedback_as_a_local_run(tmp_pat
 # in-process checks pass and only what the runner brings back catches them): the screen must flag them for review.
 TAMPERING_MUTANTS = {"fused_add_mul_recorders_rebound", "softmax_rows_recorders_rebound",
                      "seeded_worker_init_checks_rebound", "fuse_silu_no_recompile_trace_rebound",
-                     "scaled_add_composite_trace_rebound", "online_softmax_whole_row_block_recorders_rebound"}
+                     "scaled_add_composite_trace_rebound", "online_softmax_whole_row_block_recorders_rebound",
+                     "rne_builtin_check_rebound"}
 
 
 def test_no_solution_or_mutant_trips_the_static_screen():

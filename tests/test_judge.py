@@ -449,3 +449,29 @@ def test_a_launch_records_the_grid_and_blocks_its_task_fixes():
     from autograder import settings
 
     assert set(settings.LAUNCH_RULES) <= {"softmax_rows", "online_softmax", "matmul"}, "lab 7's interface only"
+
+
+def test_integer_only_is_recorded_under_the_runners_own_mode_and_compared():
+    """settings.INTEGER_ONLY (lab 5: "integer ops only"): the runner enters labkit.amp's dtype recorder, taken
+    before any answer cell ran, around each call and records whether every ATen op kept to the rule; a hand-in
+    that rebinds the test's check still shows its float ops to the judge."""
+    import labkit.amp  # noqa: F401 - the runner takes its recorder only in labs whose set-up imported it
+
+    observer = runner.Observer(100)
+    observer.configure({"integer_only": ["bits", "float_bits"]})
+    observer.watch_op_dtypes()
+    observer.active = True
+    ns = {"bits": lambda x: x.view(torch.int32) >> 23, "float_bits": lambda x: (x.abs() * 2).view(torch.int32) >> 23,
+          "other": lambda x: x * 2}
+    for name in ns:
+        observer.wrap(ns, name)
+    x = torch.randn(4)
+    for name in ("bits", "float_bits", "other"):
+        ns[name](x)
+    assert [r.get("integer_only") for r in observer.records] == [True, False, None]
+
+    ref = judge.reference_cell([observer.records[0]], [observer.records[0]], 0, 0)
+    wrong = {**observer.records[0], "integer_only": False}
+    v = judge.judge_cell("hidden_bits", True, ref, {"error": None, "obs": [wrong], "obs_cut": 0})
+    assert not v.passed and "integer ops only" in v.reason, v
+    assert judge.judge_cell("hidden_bits", True, ref, {"error": None, "obs": [observer.records[0]], "obs_cut": 0}).passed
