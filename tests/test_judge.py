@@ -474,4 +474,5 @@ def test_integer_only_is_recorded_under_the_runners_own_mode_and_compared():
     wrong = {**observer.records[0], "integer_only": False}
     v = judge.judge_cell("hidden_bits", True, ref, {"error": None, "obs": [wrong], "obs_cut": 0})
     assert not v.passed and "integer ops only" in v.reason, v
-    assert judge.judge_cell("hidden_bits", True, ref, {"error": None, "obs": [observer.records[0]], "obs_cut": 0}).passed
+    right = {"error": None, "obs": [observer.records[0]], "obs_cut": 0}
+    assert judge.judge_cell("hidden_bits", True, ref, right).passed
