@@ -7,6 +7,10 @@ instructor's notebooks and the settings and writes, between two markers in THREA
   the function it constrains, the tests, how many names it forbids);
 - the in-process rules that are still the learner process's own (a test cell that calls one of labkit's
   in-process checks for a function no declared constraint covers);
+- what the runner records of those same rules by itself, outside the test's reach, for the judge to compare
+  with the reference's (settings.LAUNCH_RULES, INTEGER_ONLY, BY_PATTERN, OUT_OF_PROCESS_TRIALS; every lab's
+  Triton kernel names, operator handles with the overloads that decompose, GraphModules with whether their
+  code is their graph's);
 - the test cells that give the judge nothing to compare (`settings.UNJUDGED_KNOWN`, with the reason).
 
 `python -m coursetools threats` rewrites the block; `tests/test_lab_quality.py` fails when it is stale.
@@ -27,8 +31,9 @@ END = "<!-- end of the generated part -->"
 IN_PROCESS = {
     "record_aten_ops": "which aten ops ran (an op trace)",
     "check_only_ops": "which aten ops ran (an op trace)",
-    "record_launches": "the launches' grids, block sizes and elements loaded (which kernels each call launched, "
-                       "by name and number, is observed under Triton by the runner and judged)",
+    "record_launches": "the launches' grids, block sizes and elements loaded",
+    "record_op_dtypes": "which aten ops ran, with their dtypes",
+    "check_integer_only": "which aten ops ran, with their dtypes",
     "forbid_calls": "that a built-in was not called",
     "forbid_autograd_engine": "that torch's autograd engine did not run",
 }
@@ -71,16 +76,39 @@ def in_process_rules(lab: str) -> list[tuple[str, str]]:
     return rows
 
 
+def runner_records(lab: str) -> list[str]:
+    """What the runner records by itself for the lab's interface, beyond each call's result (the judge compares it
+    with the reference's): the parts of the rules above that no longer rest on the test's own recorders."""
+    from autograder.run import interface
+
+    source = nbs.read(settings.solution_notebook(lab))
+    names = interface(source)
+    rows = []
+    if any("labkit.fusion" in c.source for c in source.cells if c.cell_type == "code"):
+        rows.append("the Triton kernels each call launched, by name and number")
+    rows += [f"`{fn}`: each launch's grid" + (f" and {', '.join(consts)}" if consts else "")
+             for fn, consts in settings.LAUNCH_RULES.items() if fn in names]
+    rows += [f"`{fn}`: whether every aten op it ran was integer-only" for fn in settings.INTEGER_ONLY if fn in names]
+    rows += [f"`{fn}`: {', '.join(fields)} by their pattern" for fn, fields in settings.BY_PATTERN.items()
+             if fn in names]
+    rows += [f"`{fn}`: what its processes did ({len(fields)} fields)" for fn, fields in
+             settings.OUT_OF_PROCESS_TRIALS.items() if fn in names and fn not in settings.BY_PATTERN]
+    return rows
+
+
 def render() -> str:
-    lines = [BEGIN, "", "| lab | \"how\" read from the source by the trusted side | still decided in the learner's "
-             "process (an in-process check can be switched off; the values are still judged) | test cells with "
-             "nothing judged |", "|---|---|---|---|"]
+    lines = [BEGIN, "", "Every lab: an operator handle is recorded with its overloads that decompose "
+             "(CompositeImplicitAutograd), a GraphModule with its nodes and whether its code is its graph's.", "",
+             "| lab | \"how\" read from the source by the trusted side | still decided in the learner's "
+             "process (an in-process check can be switched off; the values are still judged) | recorded by the "
+             "runner itself and judged | test cells with nothing judged |", "|---|---|---|---|---|"]
     for lab in settings.labs():
         declared = "<br>".join(f"`{fn}`: {_allowlist(allow)}; {n} names forbidden; in {', '.join(tests)}"
                                for fn, tests, n, allow in constraints(lab)) or "none"
         rules = "<br>".join(f"{gid}: {what}" for gid, what in in_process_rules(lab)) or "none"
         unjudged = "<br>".join(f"{gid}: {why}" for gid, why in settings.UNJUDGED_KNOWN.get(lab, {}).items()) or "none"
-        lines.append(f"| {lab} | {declared} | {rules} | {unjudged} |")
+        runner = "<br>".join(runner_records(lab)) or "values only"
+        lines.append(f"| {lab} | {declared} | {rules} | {runner} | {unjudged} |")
     return "\n".join(lines + ["", END])
 
 
