@@ -10,6 +10,8 @@ PY := $(VENV)/bin/python
 # DEVICE=cuda runs every notebook with its DEVICE parameter set to cuda.
 DEVICE ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# make test runs the suite's files on this many pytest workers (pytest-xdist); 1 runs them in one process
+TEST_WORKERS ?= 2
 CLASSES ?= 8 64
 LAB ?=
 SUBMISSIONS ?=
@@ -48,6 +50,7 @@ export COURSE_DEVICE := $(DEVICE)
 #: COURSE=<dir>            the nbgrader course (gradebook, submitted/, autograded/); default build/course
 #: ROSTER=<csv>            students.csv (id, first_name, last_name, email); default grading.toml's
 #: JOBS=<n>                hand-ins (or quality runs) at a time; default: the number of cores
+#: TEST_WORKERS=<n>        make test: pytest workers, each taking whole test files (default 2; 1: one process)
 #: FORCE=1                 make grade: run every hand-in again (stored runs are reused otherwise)
 #: STUDENT=<id>[,<id>]     make grade: run these learners again, reuse everyone else's stored run
 #: INSECURE=1              make grade: no sandbox (never for real hand-ins); gradescope-bundle: trust its container
@@ -97,7 +100,7 @@ lab: setup ## start JupyterLab on the course's landing page (prints the URL; wor
 
 test: setup sandbox-deps browser-deps ## the whole suite: lint, lab quality, course notebooks, grading, student tree
 	@if [ "$(DEVICE)" = "cuda" ]; then $(PY) -c "import torch,sys; torch.cuda.is_available() or sys.exit('make test DEVICE=cuda needs a CUDA GPU: torch.cuda.is_available() is False on this machine (torch ' + torch.__version__ + '). Run it on a GPU runner; see README, \"GPU runs\".')"; fi
-	$(PY) -m pytest tests --durations=15 --durations-min=20
+	$(PY) -m pytest tests --durations=15 --durations-min=20 $(if $(filter-out 0 1,$(TEST_WORKERS)),--numprocesses $(TEST_WORKERS) --dist loadfile)
 
 lock: ## rewrite requirements.lock (every package but torch, with hashes) after editing requirements.txt
 	$(PYTHON3) -m venv .venv-lock && .venv-lock/bin/pip install -q pip-tools==7.6.2

@@ -31,9 +31,10 @@ REQUIREMENTS = ROOT / "requirements.txt"
 LOCK = ROOT / "requirements.lock"
 CONDA_PINS = ROOT / "requirements-conda.txt"
 LOCK_HEADER = "# requirements.txt sha256: "  # coursetools/venv.py reads this first line
-# Only instructors run these: pytest and ruff (make test, make lint), dask/distributed (make grade --executor
-# dask), playwright (the browser test). Learners' notebooks and labkit import none of them (a test checks).
-INSTRUCTOR_ONLY = frozenset({"pytest", "ruff", "dask", "distributed", "playwright"})
+# Only instructors run these: pytest, pytest-xdist and ruff (make test, make lint), dask/distributed
+# (make grade --executor dask), playwright (the browser test). Learners' notebooks and labkit import none
+# of them (a test checks).
+INSTRUCTOR_ONLY = frozenset({"pytest", "pytest-xdist", "ruff", "dask", "distributed", "playwright"})
 # PyTorch's index of CPU wheels: what a hub, Binder and the image install (PyPI's Linux torch is CUDA's).
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 

@@ -1,9 +1,8 @@
-"""`make grade` end to end: the embedded demo class, the exploit corpus, malformed input,
-a killed and resumed run, and manual scores that survive a regrade."""
+"""`make grade` end to end: the embedded demo class, malformed input, a killed and resumed run, manual scores
+that survive a regrade, and the LMS ends (the exploit corpus is tests/test_exploits.py)."""
 
 from __future__ import annotations
 
-import copy
 import csv
 import html
 import io
@@ -12,7 +11,6 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -20,47 +18,13 @@ import time
 import zipfile
 from pathlib import Path
 
-import nbformat
 import pytest
+from grading import DEMO, LAB, grade, hidden_lines, needs_bwrap, read_grades
 
 from autograder import notebooks as nbs
-from autograder import run, sandbox, settings
+from autograder import settings
 from coursetools import demo
 from coursetools.catalogue import read_catalogue
-
-LAB = "lab01-strides"
-DEMO = settings.DEMO_CLASS / LAB
-needs_bwrap = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap is not installed (make sandbox-deps)")
-
-
-def grade(out: Path, *args: str, check: bool = True, lab: str = LAB, policy: Path | None = None
-          ) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "autograder", "grade", "--lab", lab, "--out", str(out), "--course",
-           str(out / "course"), "--jobs", "2", *args]
-    env = {**os.environ, "COURSE_GRADING_TOML": str(policy)} if policy else None
-    proc = subprocess.run(cmd, cwd=settings.ROOT, capture_output=True, text=True, env=env)
-    if check:
-        assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    return proc
-
-
-def read_grades(out: Path) -> dict[str, dict]:
-    with (out / "grades.csv").open() as f:
-        return {r["student_id"]: r for r in csv.DictReader(f)}
-
-
-def hidden_lines() -> set[str]:
-    """Lines of the hidden tests that appear nowhere in the student's notebook."""
-    sol = nbs.read(settings.solution_notebook(LAB))
-    visible = settings.student_notebook(LAB).read_text()
-    lines = set()
-    for cell in sol.cells:
-        if "BEGIN HIDDEN TESTS" in cell.source:
-            body = cell.source.split("### BEGIN HIDDEN TESTS", 1)[1].split("### END HIDDEN TESTS", 1)[0]
-            lines |= {ln.strip() for ln in body.splitlines()
-                      if len(ln.strip()) >= 25 and not ln.strip().startswith("#")}
-    return {ln for ln in lines if json.dumps(ln)[1:-1] not in visible}
-
 
 # ---- the demo class ----
 
@@ -277,179 +241,6 @@ def test_manual_scores_survive_a_forced_regrade(demo_run, tmp_path):
     # regrading one student keeps everyone else's grade
     assert rows["ada"]["score"] == rows["ada"]["max_score"] and rows["eli"]["status"] == "graded", rows["eli"]
     assert rows["oli"]["status"].startswith("missing")
-
-
-# ---- the exploit corpus ----
-
-# Ordinary Python a learner may write: none of it may cost a point or put the hand-in up for review.
-HONEST_IDIOMS = """
-import dataclasses
-import functools
-import gc
-import inspect
-import logging
-import sys
-import time
-
-
-@dataclasses.dataclass
-class Note:
-    text: str
-
-
-def traced(fn):
-    @functools.wraps(fn)
-    def inner(*args, **kwargs):
-        return fn(*args, **kwargs)
-    return inner
-
-
-print(inspect.signature(traced), Note("x").__class__.__name__, file=sys.stderr)
-logging.getLogger("lab").warning("a warning while answering")
-gc.disable()
-_t0 = time.perf_counter()
-gc.enable()
-"""
-
-# A right answer that is noisy and untidy: scratch cells that draw random numbers before the tests, every
-# answer function printing to stderr, logging and warning each time it is called, and a helper that uses the
-# forbidden `as_strided` kept in contiguous_strides' own cell (contiguous_strides never calls it). None of it
-# may change a point (seeds follow grade_ids, stderr is not an error, constraints follow functions).
-NOISY_WRAPPER = """
-import functools
-import logging
-import sys
-import warnings
-
-
-def _noisy(fn):
-    @functools.wraps(fn)
-    def inner(*args, **kwargs):
-        print("note: calling", fn.__name__, file=sys.stderr)
-        logging.getLogger("lab").warning("called %s", fn.__name__)
-        warnings.warn("a warning from a right answer")
-        return fn(*args, **kwargs)
-    return inner
-"""
-
-
-def honest_noisy(solution_nb):
-    nb = copy.deepcopy(solution_nb)
-    answers = [n for n, c in enumerate(nb.cells) if nbs.is_solution(c)]
-    for cell in nb.cells:
-        if nbs.is_solution(cell) and "def contiguous_strides" in cell.source:
-            cell.source += "\n\ndef _peek(t):\n    return t.as_strided((1,), (1,))\n"
-    names = run.interface(nb)
-    for n in reversed(answers):  # after each answer: a scratch cell that also wraps what the answer defined
-        wrap = "".join(f"{name} = _noisy({name})\n" for name in names if f"def {name}(" in nb.cells[n].source)
-        scratch = "import random\nimport torch\nscratch = 1\nrandom.random(), torch.rand(3)\n" + wrap
-        nb.cells.insert(n + 1, nbformat.v4.new_code_cell((NOISY_WRAPPER if n == answers[0] else "") + scratch))
-    return nb
-
-
-@pytest.fixture(scope="module")
-def exploit_run(tmp_path_factory):
-    base = tmp_path_factory.mktemp("exploits")
-    student = nbs.read(settings.student_notebook(LAB))
-    solution = nbs.read(settings.solution_notebook(LAB))
-    hand_ins = {"blank": student, "solution": nbs.fill_solutions(student, solution)}
-    exploits = demo.load_exploits()
-    for e in exploits:
-        hand_ins[e.name.replace("_", "-")] = demo.exploit_handin(e, student, solution)
-    hand_ins["honest-idioms"] = demo.prepend_to_first_answer(hand_ins["solution"], HONEST_IDIOMS)
-    hand_ins["honest-noisy"] = honest_noisy(hand_ins["solution"])
-    for sid, nb in hand_ins.items():
-        nbs.write(nb, base / "class" / sid / f"{LAB}.ipynb")
-    proc = grade(base, "--submissions", str(base / "class"))
-    return base, exploits, proc.stdout
-
-
-def test_exploit_corpus_is_large_and_covers_every_kind():
-    exploits = demo.load_exploits()
-    assert len(exploits) >= 30
-    kinds = " | ".join(e.kind for e in exploits)
-    for word in ("always-true", "torch", "numpy", "sys.modules", "builtins", "IPython", "editing", "deleting",
-                 "re-tagging", "sys.exit", "os._exit", "signal", "printing", "reading hidden", "gradebook",
-                 "guards", "forging the observations", "wrong shape", "active content", "modes switched off",
-                 "reading of the source", "__code__", "dispatcher", "smuggling", "host-side", "magics",
-                 "the hand-in after it"):
-        assert word in kinds, f"no exploit of the kind {word!r}"
-
-
-@needs_bwrap
-def test_no_exploit_scores_more_than_a_blank_hand_in(exploit_run):
-    base, exploits, log = exploit_run
-    rows = read_grades(base)
-    blank = float(rows["blank"]["score"])
-    assert float(rows["solution"]["score"]) == float(rows["solution"]["max_score"]), \
-        f"the honest hand-in graded beside the exploits lost points: {rows['solution']}\n{log}"
-    assert float(rows["honest-idioms"]["score"]) == float(rows["honest-idioms"]["max_score"]), \
-        f"a right answer written with ordinary Python idioms lost points: {rows['honest-idioms']}\n{log}"
-    assert float(rows["honest-noisy"]["score"]) == float(rows["honest-noisy"]["max_score"]), \
-        f"a right answer with scratch cells, stderr, logging and warnings lost points: {rows['honest-noisy']}\n{log}"
-    beaten = {sid: (r["score"], r["status"]) for sid, r in rows.items()
-              if sid not in ("blank", "solution", "honest-idioms", "honest-noisy") and float(r["score"]) > blank}
-    assert not beaten, f"exploits that scored more than the untouched notebook ({blank:g}): {beaten}\n{log}"
-    assert len(rows) == len(exploits) + 4, "every exploit gets a row: none stopped the class"
-
-
-CHANNEL_FORGERS = {"print-fake-pass", "forge-observations", "wrong-shape-record", "active-content"}
-
-
-def outputs_text(run: dict) -> str:
-    nb = json.loads(run["notebook"])
-    return json.dumps([c.get("outputs", []) for c in nb["cells"]])
-
-
-@needs_bwrap
-def test_forged_records_and_rebound_helpers_are_listed_for_review(exploit_run):
-    """Review flags cost nothing (the judge decides the points); they tell a person where to look."""
-    base, _, _ = exploit_run
-    rows = read_grades(base)
-    unflagged = [sid for sid in CHANNEL_FORGERS | {"rebind-test-helpers", "patch-torch-comparisons"}
-                 if rows[sid]["needs_review"] != "yes"]
-    assert not unflagged, f"exploits not listed for a human look: {unflagged}"
-    assert rows["honest-idioms"]["needs_review"] == "", rows["honest-idioms"]
-
-
-@needs_bwrap
-def test_hidden_tests_never_reach_the_feedback(exploit_run):
-    base, _, _ = exploit_run
-    secret = hidden_lines()
-    for sid in ("read-hidden-tests", "gc-search", "frame-walk", "print-fake-pass", "smuggle-hidden-tests",
-                "solution"):
-        page = (base / "feedback" / sid / f"{LAB}.html").read_text()
-        leaked = [ln for ln in secret if ln in page or html.escape(ln) in page]
-        assert not leaked, f"{sid} got hidden test source into its feedback: {leaked[:2]}"
-        assert "Leak_" not in page and "co_consts" not in page
-    outputs = outputs_text(json.loads((base / "course" / "runs" / LAB / "read-hidden-tests.json").read_text()))
-    assert "BEGIN SOLUTION" not in outputs and "BEGIN HIDDEN" not in outputs, outputs[:2000]
-
-
-@needs_bwrap
-def test_no_active_content_reaches_what_a_person_opens(exploit_run):
-    base, _, _ = exploit_run
-    graded = nbs.read(base / "course" / "autograded" / "active-content" / LAB / f"{LAB}.ipynb")
-    stored = nbformat.reads(json.loads((base / "course" / "runs" / LAB / "active-content.json").read_text())
-                            ["notebook"], as_version=4)
-    for nb in (graded, stored):
-        text = json.dumps([c.get("outputs", []) for c in nb.cells])
-        for bad in ("text/html", "image/svg+xml", "application/javascript", "text/markdown", "not base64"):
-            assert bad not in text, f"the outputs kept {bad!r} from the hand-in"
-    page = (base / "feedback" / "active-content" / f"{LAB}.html").read_text()
-    assert "<script" not in page.lower() and "onerror" not in page.lower()
-
-
-@needs_bwrap
-def test_writing_to_the_gradebook_or_other_hand_ins_changes_nothing(exploit_run):
-    base, _, _ = exploit_run
-    outputs = outputs_text(json.loads((base / "course" / "runs" / LAB / "write-gradebook.json").read_text()))
-    assert "wrote: []" in outputs, f"the sandbox let a hand-in write outside its folder: {outputs[:1000]}"
-    con = sqlite3.connect(base / "course" / "gradebook.db")
-    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    for litter in ("/tmp/grader-litter", "/dev/shm/grader-litter", os.path.expanduser("~/grader-litter")):
-        assert not os.path.exists(litter), f"a hand-in left {litter} on the host"
-    assert not list((base / "course").rglob("d/d/d")), "a hand-in's folder tree was left on the host"
 
 
 # ---- malformed input ----
@@ -786,37 +577,6 @@ def test_dask_executor_gives_the_same_grades_and_feedback_as_a_local_run(tmp_pat
     for sid in sids:
         assert earlier.sub("", (local / "feedback" / sid / f"{LAB}.html").read_text()) == \
             (remote / "feedback" / sid / f"{LAB}.html").read_text(), f"feedback for {sid} differs"
-
-
-# Mutants that tamper on purpose (they rebind the set-up's launch recorder or check helper, so that the
-# in-process checks pass and only what the runner brings back catches them): the screen must flag them for review.
-TAMPERING_MUTANTS = {"fused_add_mul_recorders_rebound", "softmax_rows_recorders_rebound",
-                     "seeded_worker_init_checks_rebound", "fuse_silu_no_recompile_trace_rebound",
-                     "scaled_add_composite_trace_rebound", "online_softmax_whole_row_block_recorders_rebound",
-                     "rne_builtin_check_rebound"}
-
-
-def test_no_solution_or_mutant_trips_the_static_screen():
-    """The screen flags tampering, not honest answers: every lab's solution cells and every mutant pass it, but
-    the mutants written as tampering, which it flags."""
-    from autograder import screen
-    from coursetools.mutants import load_alternatives, load_mutants
-
-    tripped, missed = [], set(TAMPERING_MUTANTS)
-    for lab in settings.labs():
-        cells = [c for c in nbs.read(settings.solution_notebook(lab)).cells if c.cell_type == "code"]
-        first = next(i for i, c in enumerate(cells) if nbs.is_solution(c))
-        protected = screen.bound_names([c.source for c in cells[:first]])
-        answers = [("solution", "solution", c.source) for c in cells if nbs.is_solution(c)]
-        answers += [(m.name, m.where, m.source) for m in load_mutants(lab) + load_alternatives(lab)]
-        for name, where, src in answers:
-            flags = screen.screen([src], protected)
-            if name in TAMPERING_MUTANTS:
-                missed -= {name} if flags else set()
-            elif flags:
-                tripped.append(f"{lab}/{where}: {flags[0]}")
-    assert not tripped, "honest code flagged as tampering:\n" + "\n".join(tripped)
-    assert not missed, f"mutants that tamper were not flagged for review: {sorted(missed)}"
 
 
 @needs_bwrap

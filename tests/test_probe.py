@@ -13,7 +13,7 @@ import re
 import textwrap
 
 import pytest
-from test_grade import grade, read_grades  # the grading tests' CLI helpers
+from grading import grade, read_grades  # the grading tests' CLI helpers
 
 from autograder import notebooks as nbs
 from autograder import sandbox, settings
