@@ -36,6 +36,7 @@ from autograder import settings, verify
 
 SCHEMA = 2
 SEQUENCES = {"tuple", "list", "size"}
+MAPPINGS = {"dict", "record"}  # a record (a dataclass, a namespace, a Triton Config) is a dict of its fields
 OBSERVED = "(a value a hidden check looked at)"  # sandbox_runner.OBSERVED: what a hidden test's probe observed
 # (rtol, atol) per dtype: a coarse guard; the lab's own tests hold the precise tolerances.
 TOLERANCES = {"float64": (1e-5, 1e-8), "double": (1e-5, 1e-8), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-3),
@@ -196,7 +197,9 @@ def same(ref: dict, got: dict, exact: bool = True) -> None:
             raise Mismatch("a different dtype, device or layout")
     elif rt in SEQUENCES or rt == "set":
         _same_items(ref, got)
-    elif rt == "dict":
+    elif rt in MAPPINGS:
+        if rt == "record" and got.get("cls") != ref.get("cls"):
+            raise Mismatch("a record of another class than the reference solution's")
         if got.get("n") != ref["n"]:
             raise Mismatch("a dict with another number of entries than the reference solution's")
         theirs = {json.dumps(k, sort_keys=True): v for k, v in got["v"]}
@@ -207,6 +210,9 @@ def same(ref: dict, got: dict, exact: bool = True) -> None:
             same(v, theirs[key])
     elif rt in ("tensor", "ndarray"):
         _same_array(ref, got)
+    elif rt == "type":
+        if got.get("v") != ref["v"]:
+            raise Mismatch("a different class")
     elif rt == "op":
         if tuple(_op_text(got.get(k)) for k in ("v", "schema")) != tuple(_op_text(ref.get(k)) for k in ("v", "schema")):
             raise Mismatch("a different operator (its qualified name or schema)")
@@ -288,8 +294,8 @@ def merge(a: dict, b: dict, depth: int = 0) -> dict:
                 isinstance(b.get("v"), list) and len(a["v"]) == len(b["v"]) and \
                 all(_row(x) and _row(y) and _keys(x) == _keys(y) for x, y in zip(a["v"], b["v"])):
             return {**a, "v": [merge(x, y, depth + 1) for x, y in zip(a["v"], b["v"])]}
-        if t == "dict" and a.get("n") == b.get("n") and isinstance(a.get("v"), list) and \
-                isinstance(b.get("v"), list) and _keys(a) == _keys(b):
+        if t in MAPPINGS and a.get("cls") == b.get("cls") and a.get("n") == b.get("n") and \
+                isinstance(a.get("v"), list) and isinstance(b.get("v"), list) and _keys(a) == _keys(b):
             return {**a, "v": [[k, merge(v, w, depth + 1)] for (k, v), (_, w) in zip(a["v"], b["v"])]}
     return {"t": a.get("t", "object") if isinstance(a, dict) else "object", "loose": True}
 
@@ -298,7 +304,7 @@ MERGE_DEPTH = 12
 
 
 def _row(enc) -> bool:
-    return isinstance(enc, dict) and enc.get("t") == "dict" and isinstance(enc.get("v"), list)
+    return isinstance(enc, dict) and enc.get("t") in MAPPINGS and isinstance(enc.get("v"), list)
 
 
 def _keys(enc: dict) -> list[str]:
@@ -330,7 +336,7 @@ def compared(enc, depth: int = 0) -> bool:
     t = enc.get("t")
     if t in SEQUENCES:
         return not enc.get("v") or any(compared(x, depth + 1) for x in enc.get("v", []))
-    if t == "dict":
+    if t in MAPPINGS:
         return not enc.get("v") or any(compared(v, depth + 1) for _, v in enc.get("v", []))
     return True
 
@@ -413,7 +419,7 @@ def _patterns(records: list[dict]) -> list[dict]:
             return enc
         if enc.get("t") in SEQUENCES and isinstance(enc.get("v"), list):
             return {**enc, "v": [walk(x, fields, depth + 1) for x in enc["v"]]}
-        if enc.get("t") == "dict" and isinstance(enc.get("v"), list):
+        if enc.get("t") in MAPPINGS and isinstance(enc.get("v"), list):
             items = []
             for item in enc["v"]:
                 if not (isinstance(item, list) and len(item) == 2):
@@ -530,7 +536,7 @@ def _dtypes(enc, depth: int = 0) -> set[str]:
     if enc.get("t") == "float":
         return {"float64"}
     items = enc.get("v") if enc.get("t") in SEQUENCES | {"set"} else \
-        [v for _, v in enc.get("v", [])] if enc.get("t") == "dict" and isinstance(enc.get("v"), list) else []
+        [v for _, v in enc.get("v", [])] if enc.get("t") in MAPPINGS and isinstance(enc.get("v"), list) else []
     found: set[str] = set()
     for item in items if isinstance(items, list) else []:
         found |= _dtypes(item, depth + 1)

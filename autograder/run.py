@@ -205,9 +205,7 @@ def run_handin(source: NotebookNode, release: NotebookNode, handin: NotebookNode
         notes.append(f"the hand-in names the kernel {kernel!r}; it ran on the course's python3")
     nonce = secrets.token_hex(16)
     job = {"schema": SCHEMA, "nonce": nonce, "cell_timeout": cell_timeout, "output_limit": OUTPUT_LIMIT,
-           "seed": seed, "interface": interface(source), "max_observations": MAX_OBSERVATIONS,
-           "fields": settings.OUT_OF_PROCESS_TRIALS, "launch_rules": settings.LAUNCH_RULES,
-           "integer_only": settings.INTEGER_ONLY,
+           "seed": seed, "interface": interface(source), "max_observations": MAX_OBSERVATIONS, **settings.RECORDING,
            "cells": [{k: c[k] for k in ("kind", "label", "source", "hidden")} for c in cells]}
     payload = json.dumps(job).encode()
     result = None

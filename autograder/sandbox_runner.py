@@ -259,7 +259,44 @@ def _encode(value, tensor_args, depth):
     structured = _structured(value, torch)
     if structured is not None:
         return structured
+    if isinstance(value, type):
+        return {"t": "type", "v": _class_name(value)}
+    record = _record(value)
+    if record is not None:
+        cls, items = record
+        return {"t": "record", "cls": cls, "n": len(items),
+                "v": [[encode(k, tensor_args, depth + 1), encode(v, tensor_args, depth + 1)]
+                      for k, v in items[:MAX_ITEMS]]}
     return {"t": "object", "cls": t.__name__}
+
+
+def _class_name(cls) -> str:
+    """A class by its module and qualified name; a class the notebook defined (in `__main__`) by nothing, since a
+    right answer names its own classes as it likes."""
+    module = type.__getattribute__(cls, "__module__")
+    return "" if not isinstance(module, str) or module == "__main__" else \
+        f"{module}.{type.__getattribute__(cls, '__qualname__')}"
+
+
+def _record(value):
+    """A plain record as (its class, its fields): a dataclass instance by the fields that decide its equality
+    (labkit's `Launch`, `Op`; not a class the notebook defined, which stays an object), a SimpleNamespace by
+    its attributes (labkit.profiling's rows), a Triton `Config` by its constexprs, warps and stages. None for
+    anything else."""
+    t = type(value)
+    if t is types.SimpleNamespace:
+        return "namespace", sorted(object.__getattribute__(value, "__dict__").items())[:MAX_ITEMS]
+    fields = getattr(t, "__dataclass_fields__", None)
+    if isinstance(fields, dict) and _class_name(t):  # the notebook's own dataclasses are a right answer's choice
+        kept = [f.name for f in fields.values() if getattr(f, "compare", True) and
+                str(getattr(f, "_field_type", "_FIELD")) == "_FIELD"]
+        return _class_name(t), [(name, object.__getattribute__(value, name)) for name in kept[:MAX_ITEMS]]
+    autotuner = sys.modules.get("triton.runtime.autotuner")
+    if autotuner is not None and t is getattr(autotuner, "Config", None):
+        get = functools.partial(object.__getattribute__, value)
+        return "triton.Config", [("kwargs", dict(get("kwargs"))), ("num_warps", get("num_warps")),
+                                 ("num_stages", get("num_stages"))]
+    return None
 
 
 def _target(target):
@@ -350,11 +387,18 @@ class Observer:
         self.dtype_rule = None  # (labkit.amp's op recorder, its rule), taken before any answer cell runs
 
     def configure(self, job):
-        """What the job says to record besides values: the dict fields of out-of-process trials' results, and
-        for which functions a launch records its grid and some constexprs (settings.LAUNCH_RULES)."""
+        """What the job says to record besides values (settings.RECORDING): the dict fields of out-of-process
+        trials' results, for which functions a launch records its grid and some constexprs, and which
+        functions' calls record whether they kept to integer ops."""
         self.fields = {k: set(v) for k, v in (job.get("fields") or {}).items()}
         self.launch_rules = {k: [str(c) for c in v] for k, v in (job.get("launch_rules") or {}).items()}
         self.integer_only = {str(k) for k in job.get("integer_only") or ()}
+
+    def watch(self):
+        """Take the instruments the job's rules need, once the lab's set-up has run and before any answer cell
+        does: Triton's launch path, and labkit.amp's dtype recorder."""
+        self.watch_launches()
+        self.watch_op_dtypes()
 
     def watch_op_dtypes(self):
         """Take labkit.amp's dtype recorder and its integer-only rule (lab 5: "integer ops only") before any
@@ -647,8 +691,7 @@ class Runner:
             _reseed(cell_seed(self.job.get("seed", 0), cell["label"]))
         self.observer.take()
         if cell["kind"] != "trusted":  # the lab's set-up has run: watch its launches before any answer runs
-            self.observer.watch_launches()
-            self.observer.watch_op_dtypes()
+            self.observer.watch()
         t0 = time.perf_counter()
         old = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = out, err

@@ -70,6 +70,9 @@ LAUNCH_RULES = {"softmax_rows": [], "online_softmax": ["BLOCK"], "matmul": ["BLO
 # enters around it (labkit.amp's recorder and rule, taken before any answer cell runs), whether every ATen op it
 # ran kept to that rule; the judge compares it with the reference's.
 INTEGER_ONLY = ["decompose", "to_bfloat16_rne"]
+# What a run records besides values, as the job tells the runner (sandbox_runner.Observer.configure): the grader's
+# job (run.run_handin) and the quality run's driver (coursetools.mutants) both send this one dict.
+RECORDING = {"fields": OUT_OF_PROCESS_TRIALS, "launch_rules": LAUNCH_RULES, "integer_only": INTEGER_ONLY}
 # Memory one sandboxed run may use (its cgroup counts its processes, its tmpfs files and the page cache it
 # faults in): a kernel holding torch, and lab 14's g++ with torch's headers (a CI run once hit 4 GiB there).
 SANDBOX_MEMORY_BYTES = 6 << 30

@@ -273,8 +273,7 @@ def __course_quality_drive(mutant, tests, answers, ignore, interface, recording,
         return ""  # stderr (a warning, a log line) never fails a test: only an exception does
 
     def observe():
-        observer.watch_launches()
-        observer.watch_op_dtypes()
+        observer.watch()
         ip.user_ns[runner.OBSERVE] = observer.observe
         ip.user_ns[runner.QUIET] = observer.quiet
         for name in interface:
@@ -417,10 +416,8 @@ def _drive(session: KernelSession, mutant: str, tests: list, answers: list,
     from autograder.run import MAX_OBSERVATIONS  # what the grader records of one cell
 
     limits = limits or [float(settings.CELL_TIMEOUT_S)] * len(tests)
-    recording = {"fields": settings.OUT_OF_PROCESS_TRIALS, "launch_rules": settings.LAUNCH_RULES,  # as run.py's job
-                 "integer_only": settings.INTEGER_ONLY}
     call = (f"__course_quality_drive({mutant!r}, {tests!r}, {answers!r}, {settings.IGNORE_STDERR!r}, "
-            f"{names if names is not None else interface_of(session)!r}, {recording!r}, "
+            f"{names if names is not None else interface_of(session)!r}, {settings.RECORDING!r}, "
             f"{limits!r}, {mode!r}, {MAX_OBSERVATIONS!r}, {seeds!r})")
     session.client.timeout = int(sum(limits)) + settings.CELL_TIMEOUT_S
     try:

@@ -325,6 +325,41 @@ def test_operators_graphs_and_objects_are_compared_as_data_not_by_kind():
         judge.same({**mine, "decomposes": []}, {**theirs, "decomposes": ["default"]})
 
 
+def test_records_and_classes_are_compared_by_their_fields_not_by_kind():
+    """A dataclass from outside the notebook (labkit's Launch, Op), a SimpleNamespace and a Triton Config are records:
+    compared field by field, a Launch by the fields that decide its equality (kernel, grid; not its traffic). A
+    class by its qualified name. A dataclass the notebook defines stays an object: a right answer names its own."""
+    import dataclasses
+    import types
+
+    from labkit.fusion import Launch
+    from labkit.streams import Op
+
+    one = Launch("fused", (4, 1, 1), True, {"BLOCK": 256}, {"loaded": 10})
+    assert verdict([one], [Launch("fused", (4, 1, 1), True, {"BLOCK": 128}, {"loaded": 99})]).passed
+    assert not verdict([one], [Launch("fused", (8, 1, 1), True)]).passed
+    assert not verdict([one], [object()]).passed
+    assert not verdict([Op("launch", stream=1, name="k")], [Op("launch", stream=2, name="k")]).passed
+    row = types.SimpleNamespace(key="aten::mm", count=3)
+    assert verdict([row], [types.SimpleNamespace(key="aten::mm", count=3)]).passed
+    assert not verdict([row], [types.SimpleNamespace(key="aten::mm", count=4)]).passed
+    assert not verdict([row], [{"key": "aten::mm", "count": 3}]).passed, "a dict is not a namespace"
+    assert verdict([torch.nn.Linear], [torch.nn.Linear]).passed
+    assert not verdict([torch.nn.Linear], [torch.nn.Conv1d]).passed
+
+    Mine = dataclasses.make_dataclass("Mine", ["a"], namespace={"__module__": "__main__"})
+    Theirs = dataclasses.make_dataclass("Theirs", ["b"], namespace={"__module__": "__main__"})
+    assert obs(Mine(1))["t"] == "object" and verdict([Mine(1)], [Theirs(2)]).passed
+    try:
+        import triton
+    except ImportError:
+        return
+    config = triton.Config({"BLOCK_M": 32}, num_warps=4, num_stages=2)
+    assert verdict([config], [triton.Config({"BLOCK_M": 32}, num_warps=4, num_stages=2)]).passed
+    assert not verdict([config], [triton.Config({"BLOCK_M": 64}, num_warps=4, num_stages=2)]).passed
+    assert not verdict([config], [triton.Config({"BLOCK_M": 32}, num_warps=8, num_stages=2)]).passed
+
+
 def test_what_the_reference_runs_agree_on_is_compared_exactly_inside_an_unstable_value():
     """A row of timings {"n": 1024, "nbytes": 4096, "copy_s": ...}: the two reference runs differ in the times,
     so the times are compared in kind only, but n and nbytes still have to be right (lab 4's timing task)."""
