@@ -98,7 +98,9 @@ def runner_records(lab: str) -> list[str]:
 
 def render() -> str:
     lines = [BEGIN, "", "Every lab: an operator handle is recorded with its overloads that decompose "
-             "(CompositeImplicitAutograd), a GraphModule with its nodes and whether its code is its graph's.", "",
+             "(CompositeImplicitAutograd), a GraphModule with its nodes and whether its code is its graph's, a "
+             "record (a labkit dataclass, a SimpleNamespace, a Triton Config) with its fields, a class with its "
+             "qualified name.", "",
              "| lab | \"how\" read from the source by the trusted side | still decided in the learner's "
              "process (an in-process check can be switched off; the values are still judged) | recorded by the "
              "runner itself and judged | test cells with nothing judged |", "|---|---|---|---|---|"]
