@@ -631,7 +631,16 @@ def roster_into_gradebook(course: Path, roster: dict[str, dict] | None) -> None:
 
 def peak_memory() -> int:
     """The grading process's own peak resident memory in bytes (the hand-ins run in sandboxes with limits of
-    their own; nbgrader's scoring runs in a child). Linux reports ru_maxrss in KiB."""
+    their own; nbgrader's scoring runs in a child): Linux's VmHWM, the high-water mark of this program's own
+    memory. Not ru_maxrss: Linux carries that across exec, so a grader started by a large process (a test
+    runner that has imported torch) would report the starter's size. Elsewhere ru_maxrss (KiB on Linux)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 

@@ -327,6 +327,19 @@ def test_malformed_and_hostile_input_gets_a_status_and_stops_nothing(tmp_path):
 # ---- kill and resume ----
 
 @needs_bwrap
+def test_the_grader_reports_its_own_peak_memory_not_its_starters():
+    """Linux carries ru_maxrss across exec: a grader started by a large process (a pytest worker that has imported
+    torch, 855 MB in one run) reported the starter's size as its own. grade.peak_memory reads the program's own
+    high-water mark (VmHWM in /proc/self/status)."""
+    ballast = bytearray(600 << 20)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    code = "from autograder.grade import peak_memory; print(peak_memory())"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=settings.ROOT, capture_output=True, text=True, check=True)
+    del ballast
+    assert int(proc.stdout) < 400 << 20, f"the child reported {int(proc.stdout) / 2**20:.0f} MB: its starter's size"
+
+
 def test_a_killed_run_resumes_without_regrading_what_is_done(tmp_path):
     src = tmp_path / "class"
     for sid in ("ada", "bea", "cal", "dee"):
