@@ -41,7 +41,7 @@ def pytest_runtest_makereport(item, call):
 
 @contextlib.contextmanager
 def _quality_lock():
-    """One quality run at a time across the suite's workers (build/ and the result cache are shared)."""
+    """Lab 1's quality run, once at a time across the suite's workers (build/ and the result cache are shared)."""
     settings.BUILD.mkdir(parents=True, exist_ok=True)
     with open(settings.BUILD / "quality.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
