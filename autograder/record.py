@@ -90,12 +90,53 @@ class _CheckedSchemas:
         return getattr(self._module, name)
 
 
+def share_engines() -> None:
+    """One SQLAlchemy engine per gradebook URL for this process, instead of one per `Gradebook`.
+
+    nbgrader opens a `Gradebook` about ten times for every hand-in it scores (the converter, each
+    preprocessor, the API), and each one built a new engine: a new connection pool, the tables checked again,
+    and every query compiled again, because SQLAlchemy caches compiled queries per engine. That was a third
+    of scoring a hand-in. The engine is shared; each `Gradebook` still has its own session, `close()` still
+    returns its connections (`dispose` on a shared engine empties the pool and keeps the compiled queries), and
+    the tables are still created when the file has none (the first `Gradebook` of the URL)."""
+    import functools
+
+    from nbgrader import api
+
+    if getattr(api.create_engine, "shared", False):
+        return
+    made = api.create_engine
+
+    @functools.cache
+    def shared(url, **kwargs):
+        engine = made(url, **kwargs)
+        engine.tables_checked = False
+        return engine
+
+    def create_engine(url, **kwargs):
+        return shared(url, **dict(sorted(kwargs.items())))
+
+    create_engine.shared = True
+    create_all = api.Base.metadata.create_all
+
+    def create_all_once(bind=None, **kwargs):
+        if bind is not None and getattr(bind, "tables_checked", False):
+            return
+        create_all(bind=bind, **kwargs)
+        if bind is not None and hasattr(bind, "tables_checked"):
+            bind.tables_checked = True
+
+    api.create_engine = create_engine
+    api.Base.metadata.create_all = create_all_once
+
+
 def main(argv: list[str]) -> int:
     course, lab, due, students = argv[0], argv[1], argv[2], argv[3:]
     os.chdir(course)
     from nbgrader.nbgraderformat import common as nbgrader_format
 
     nbgrader_format.jsonschema = _CheckedSchemas()
+    share_engines()
     from nbgrader.api import Gradebook
     from nbgrader.apps.api import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory

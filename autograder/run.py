@@ -73,22 +73,27 @@ def interface(source: NotebookNode) -> list[str]:
     """The lab's interface: the public functions and classes its answer cells define (from the instructor's
     source, never from the hand-in), and the labkit helpers that run them in other processes
     (`settings.OUT_OF_PROCESS_TRIALS`). The runner observes every call a test makes to them."""
+    return list(_interface(tuple((c.cell_type, nbs.is_solution(c), c.source) for c in source.cells)))
+
+
+@functools.lru_cache(maxsize=16)  # the instructor's source is the same for every hand-in of a class
+def _interface(cells: tuple[tuple[str, bool, str], ...]) -> tuple[str, ...]:
     names = []
-    for cell in source.cells:
-        if cell.cell_type != "code":
+    for kind, answer, text in cells:
+        if kind != "code":
             continue
         try:
-            tree = nbs.parse_python(cell.source)
+            tree = nbs.parse_python(text)
         except SyntaxError:
             continue
-        if nbs.is_solution(cell):
+        if answer:
             names += [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
                       and not n.name.startswith("_")]
         else:  # the labkit helpers that bring back what the lab's functions did in other processes
             names += [a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                       and (n.module or "").startswith("labkit") for a in n.names
                       if a.name in settings.OUT_OF_PROCESS_TRIALS and a.asname is None]
-    return sorted(set(names))
+    return tuple(sorted(set(names)))
 
 
 def assemble(source: NotebookNode, release: NotebookNode, handin: NotebookNode):

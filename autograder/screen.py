@@ -16,6 +16,7 @@ Two uses:
 from __future__ import annotations
 
 import ast
+import functools
 
 from autograder import notebooks as nbs
 
@@ -159,15 +160,7 @@ def constraint_failures(cells: list[dict]) -> dict[str, str]:
     learner = [c for c in cells if c["kind"] == "answer"]
     # a name the lab's own cells (set-up and tests) bind -> what it is: "dist" -> "torch.distributed" for an
     # import, the name itself for anything else they define
-    setup: dict[str, str] = {}
-    for c in cells:
-        if c["kind"] != "answer":
-            try:
-                tree = nbs.parse_python(c["source"])
-            except (SyntaxError, ValueError, RecursionError):
-                continue
-            setup.update({name: name for name in _Index([tree]).names if name not in setup})
-            setup.update(_import_origins(tree))
+    setup = _setup_bindings(tuple(c["source"] for c in cells if c["kind"] != "answer"))
     trees = []
     for c in learner:
         try:
@@ -191,6 +184,19 @@ def constraint_failures(cells: list[dict]) -> dict[str, str]:
             for label in tests:
                 failures.setdefault(label, f"constraint of `{cell['label']}`: {why}")
     return failures
+
+
+@functools.lru_cache(maxsize=16)  # the lab's own cells are the same for every hand-in of a class
+def _setup_bindings(sources: tuple[str, ...]) -> dict[str, str]:
+    setup: dict[str, str] = {}
+    for source in sources:
+        try:
+            tree = nbs.parse_python(source)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        setup.update({name: name for name in _Index([tree]).names if name not in setup})
+        setup.update(_import_origins(tree))
+    return setup
 
 
 def _targets(target: ast.expr, value: ast.expr | None) -> list[tuple[str, ast.AST | None]]:
