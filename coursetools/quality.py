@@ -3,7 +3,9 @@
 1. the solution runs top to bottom and its hand-in autogrades to full marks;
 2. the untouched student notebook autogrades to 0;
 3. every mutant loses points on the test it names, without crashing the kernel;
-4. every correct alternative keeps full marks, in the kernel and through the real grader;
+4. every correct alternative keeps full marks, in the kernel and through the real grader, and so does the
+   solution made untidy as learners' hand-ins are (coursetools/honest.py: scratch cells, stderr, logging,
+   warnings, an unused helper beside a constrained function);
 5. labs/ equals a fresh regeneration from solutions/.
 
 Work runs as independent jobs in a process pool (one job = one kernel or one
@@ -30,6 +32,7 @@ class GradingRun:
     blank: object = None  # grade.SubmissionGrade of the untouched student notebook
     # (names of the alternatives in one hand-in, its grade.SubmissionGrade): at most one alternative per answer cell
     alternatives: list = field(default_factory=list)
+    untidy: object = None  # grade.SubmissionGrade of the solution made untidy (coursetools/honest.py)
     out_of_sync: str = ""
 
 
@@ -123,6 +126,14 @@ class LabQuality:
                         f"a hand-in with the alternatives {', '.join(names)} autograded to "
                         f"{f'{r.score:g}/{r.max_score:g} ({r.status})' if r else 'nothing'}, expected full marks; "
                         f"lost: {lost}")
+            u = g.untidy
+            if u is None or u.status != "graded" or u.score != u.max_score:
+                lost = [f"{k} {v[0]:g}/{v[1]:g}" for k, v in (u.cells if u else {}).items() if v[0] < v[1]]
+                p["alternatives"].append(
+                    f"the solution made untidy (coursetools/honest.py: scratch cells, stderr, logging, warnings, "
+                    f"a helper beside a constrained function) autograded to "
+                    f"{f'{u.score:g}/{u.max_score:g} ({u.status})' if u else 'nothing'}, expected full marks; "
+                    f"lost: {lost}")
             if g.out_of_sync:
                 p["sync"].append(g.out_of_sync)
         return p
@@ -150,6 +161,7 @@ def _grading_job(lab: str, params: dict, threads: int) -> GradingRun:
     from autograder import grade
     from autograder import notebooks as nbs
     from coursetools.execute import kernel_env
+    from coursetools.honest import untidy_handin
     from coursetools.release import out_of_sync
 
     os.environ.update(kernel_env(threads))
@@ -162,16 +174,17 @@ def _grading_job(lab: str, params: dict, threads: int) -> GradingRun:
         fresh = grade.prepare_course(lab, course, params)
     student = nbs.read(fresh)
     handins = course.parent / f"{lab}-handins"
-    nbs.write(nbs.fill_solutions(student, nbs.read(settings.solution_notebook(lab))),
-              handins / "solution" / f"{lab}.ipynb")
+    filled = nbs.fill_solutions(student, nbs.read(settings.solution_notebook(lab)))
+    nbs.write(filled, handins / "solution" / f"{lab}.ipynb")
     nbs.write(student, handins / "blank" / f"{lab}.ipynb")
+    nbs.write(untidy_handin(filled), handins / "untidy" / f"{lab}.ipynb")
     groups = alternative_handins(lab, student)
     for k, (_, nb) in enumerate(groups):
         nbs.write(nb, handins / f"alternatives{k + 1}" / f"{lab}.ipynb")
-    sids = ["solution", "blank"] + [f"alternatives{k + 1}" for k in range(len(groups))]
+    sids = ["solution", "blank", "untidy"] + [f"alternatives{k + 1}" for k in range(len(groups))]
     subs = {sid: handins / sid / f"{lab}.ipynb" for sid in sids}
     results = {r.student_id: r for r in grade.grade_prepared(lab, subs, course, jobs=threads)}
-    run.solution, run.blank = results.get("solution"), results.get("blank")
+    run.solution, run.blank, run.untidy = results.get("solution"), results.get("blank"), results.get("untidy")
     run.alternatives = [(names, results.get(f"alternatives{k + 1}")) for k, (names, _) in enumerate(groups)]
     run.seconds = time.perf_counter() - t0
     return run
@@ -403,7 +416,8 @@ def format_table(report: QualityReport) -> str:
             lines.append(f"{'':<22}graded tests no mutant fails: {', '.join(untested)}")
     lines.append("  solution = the filled-in student notebook autograded by nbgrader; run = the solution "
                  "notebook's own test cells; alternatives = right answers written differently, full marks both in "
-                 "the kernel and through the grader; unjudged = test cells whose reference runs give the judge "
+                 "the kernel and through the grader (the solution made untidy too, coursetools/honest.py); "
+                 "unjudged = test cells whose reference runs give the judge "
                  "nothing to compare (settings.UNJUDGED_KNOWN lists the known ones and why); branches = branches "
                  "of the solution's answer functions the hidden tests reach (coursetools/branches.py)")
     if report.diagnosis:
