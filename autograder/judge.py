@@ -322,8 +322,8 @@ def reference_cell(obs_a: list[dict], obs_b: list[dict], cut_a: int, cut_b: int)
     # kernel launches the two runs do not repeat (an autotuner timing its configs) are not compared
     obs = [{k: v for k, v in o.items() if k != "launches"} if o.get("launches") != b.get("launches") else o
            for o, b in zip(obs, obs_b)]
-    obs = [{k: v for k, v in o.items() if k != "integer_only"} if o.get("integer_only") != b.get("integer_only")
-           else o for o, b in zip(obs, obs_b)]
+    for key in ("integer_only", "math_ops"):
+        obs = [{k: v for k, v in o.items() if k != key} if o.get(key) != b.get(key) else o for o, b in zip(obs, obs_b)]
     return {"obs": obs, "cut": cut_a, "stable": [True] * len(obs)}
 
 
@@ -464,12 +464,16 @@ def _compare(ref: dict, ref_strict: list, got_strict: list):
                               "where the reference solution's call used integer ops only (and view(dtype) to "
                               "reinterpret the bits)")
                 continue
+            if isinstance(r.get("math_ops"), list) and g.get("math_ops") != r["math_ops"]:
+                yield n, fn, (f"a call of `{fn}` ran ATen ops that compute (or convert dtypes) in torch where the "
+                              "reference solution's call left that work to its Triton kernel")
+                continue
             if isinstance(r.get("launches"), list) and g.get("launches") != r["launches"]:
                 yield n, fn, (f"a call of `{fn}` launched other Triton kernels than the reference solution's "
                               "call: none where it launched one (the result came from torch ops), more "
                               "launches than it (one kernel should do the work), kernels under other "
                               "names than the task gives, or launches with another grid or block size than "
-                              "the task fixes")
+                              "the task fixes, or whose loads read more elements than it allows")
                 continue
             yield n, fn, ""
         except Mismatch as e:

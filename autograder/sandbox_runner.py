@@ -58,6 +58,7 @@ INLINE_ELEMENTS = 1024  # integer tensors up to this many elements travel whole;
 FLOAT_VALUE_BYTES = 2048
 OBS_BYTES = 16384  # an observation bigger than this travels as its kind and a digest of its encoding
 OBSERVED_PER_CELL = 20_000  # __observe__ values recorded per test cell (the lab's own calls are not capped here)
+TRAFFIC = ("loaded", "stored")  # in a launch rule: element counts of an interpreted launch, not constexprs
 LAUNCHES_PER_CALL = 16  # Triton kernel launches named per observed call; past it, one "..." stands for the rest
 CELL_BYTES = 2 << 20  # a test cell's observations past this many bytes travel as digests too
 MAX_DEPTH = 6  # nesting of containers encoded
@@ -193,6 +194,22 @@ def _encode_tensor(t, tensor_args):
         return out
 
 
+# torch's own counts of the dispatch modes in force, taken when the warm sandbox imports torch (before any
+# hand-in runs, so a hand-in cannot swap them for functions that say "none"): where both are 0, `encode` skips
+# `_disable_current_modes`, a thirtieth of a millisecond per value. Empty (always hide) in a cold sandbox.
+_NO_MODES: tuple = ()
+
+
+def _take_mode_counts() -> None:
+    global _NO_MODES
+    torch = sys.modules.get("torch")
+    try:
+        state = torch._ops.mode_stack_state_for_pre_dispatch()
+        _NO_MODES = (torch._C._len_torch_dispatch_stack, functools.partial(type(state).count, state))
+    except Exception:  # noqa: BLE001 - a torch without them: always hide
+        _NO_MODES = ()
+
+
 def encode(value, tensor_args=(), depth=0):
     """`value` as JSON-ready plain data. Never raises; never calls the value's own __repr__ or __eq__.
     What it does to read tensors is hidden from the modes a test may have active (an op recorder must
@@ -201,6 +218,9 @@ def encode(value, tensor_args=(), depth=0):
     try:
         if torch is None or depth:
             return _encode(value, tensor_args, depth)
+        if _NO_MODES and not any(length() for length in _NO_MODES):  # the usual case: no mode to hide from
+            with torch._C.DisableTorchFunction():
+                return _encode(value, tensor_args, depth)
         from torch.utils._python_dispatch import _disable_current_modes
         with _disable_current_modes(), torch._C.DisableTorchFunction():
             return _encode(value, tensor_args, depth)
@@ -259,6 +279,9 @@ def _encode(value, tensor_args, depth):
     structured = _structured(value, torch)
     if structured is not None:
         return structured
+    member = _enum_member(value, t)
+    if member is not None:
+        return {"t": "token", "v": member}
     if isinstance(value, type):
         return {"t": "type", "v": _class_name(value)}
     record = _record(value)
@@ -268,6 +291,24 @@ def _encode(value, tensor_args, depth):
                 "v": [[encode(k, tensor_args, depth + 1), encode(v, tensor_args, depth + 1)]
                       for k, v in items[:MAX_ITEMS]]}
     return {"t": "object", "cls": t.__name__}
+
+
+def _enum_member(value, t) -> str | None:
+    """A member of a library's enum (Python's `enum` or a pybind11 enum such as the profiler's
+    `torch.autograd.DeviceType`) by its class and name, "torch._C._autograd.DeviceType.CPU". An enum the
+    notebook defines is not one: its class name would be empty, and it is judged as any other object."""
+    name = _class_name(t)
+    if not name:
+        return None
+    try:
+        members = type.__getattribute__(t, "__members__")
+        if type(members) in (dict, types.MappingProxyType):
+            key = next((k for k, v in members.items() if v is value), None)
+            if isinstance(key, str):
+                return f"{name}.{key}"
+    except AttributeError:
+        return None
+    return None
 
 
 def _class_name(cls) -> str:
@@ -383,8 +424,11 @@ class Observer:
         self.launches = None  # the kernels the call being observed has launched so far, while watching
         self.launch_rules = {}  # name -> the constexprs whose values its launches record, with their grids
         self.launch_fn = None  # the name of the call being observed (whose launch rule applies)
+        self.traffic = None  # {"loaded": n, "stored": n} of the interpreted launch being counted
         self.integer_only = set()  # names whose calls record whether every ATen op they ran was integer-only
         self.dtype_rule = None  # (labkit.amp's op recorder, its rule), taken before any answer cell runs
+        self.kernel_only = set()  # names whose calls record the ATen ops that compute they ran (lab 7)
+        self.math_recorder = None  # the runner's own dispatch mode for them, made before any answer cell runs
 
     def configure(self, job):
         """What the job says to record besides values (settings.RECORDING): the dict fields of out-of-process
@@ -393,12 +437,14 @@ class Observer:
         self.fields = {k: set(v) for k, v in (job.get("fields") or {}).items()}
         self.launch_rules = {k: [str(c) for c in v] for k, v in (job.get("launch_rules") or {}).items()}
         self.integer_only = {str(k) for k in job.get("integer_only") or ()}
+        self.kernel_only = {str(k) for k in job.get("kernel_only") or ()}
 
     def watch(self):
         """Take the instruments the job's rules need, once the lab's set-up has run and before any answer cell
         does: Triton's launch path, and labkit.amp's dtype recorder."""
         self.watch_launches()
         self.watch_op_dtypes()
+        self.watch_math_ops()
 
     def watch_op_dtypes(self):
         """Take labkit.amp's dtype recorder and its integer-only rule (lab 5: "integer ops only") before any
@@ -409,12 +455,37 @@ class Observer:
         if self.dtype_rule is None and self.integer_only and amp is not None:
             self.dtype_rule = (amp._DtypeRecorder, amp.integer_only_violations)
 
+    def watch_math_ops(self):
+        """Lab 7's "the arithmetic belongs in the kernel": a call of a function the job names records the ATen
+        ops it ran that compute or convert dtypes (labkit.fusion's list, copied here), under a dispatch mode of
+        the runner's own, made before any answer cell runs. The judge compares them with the reference's (none),
+        so a hand-in that adds in torch and rebinds the test's op recorder still shows the add."""
+        fusion, torch = sys.modules.get("labkit.fusion"), sys.modules.get("torch")
+        if self.math_recorder is not None or not self.kernel_only or fusion is None or torch is None:
+            return
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        math = frozenset(fusion.MATH_OPS)
+
+        class MathOps(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.ops = set()
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                parts = str(func).split(".")
+                if len(parts) > 1 and parts[1].rstrip("_") in math and len(self.ops) < 32:
+                    self.ops.add(".".join(parts))
+                return func(*args, **(kwargs or {}))
+
+        self.math_recorder = MathOps
+
     def take(self):
         records, cut = self.records, self.cut
         self.records, self.cut, self.bytes, self.observed = [], 0, 0, 0
         return records, cut
 
-    def record(self, name, out, by_autograd=False, tol=None, launches=None, integer_only=None):
+    def record(self, name, out, by_autograd=False, tol=None, launches=None, integer_only=None, math_ops=None):
         if len(self.records) >= self.limit:
             self.cut += 1
             return
@@ -422,11 +493,12 @@ class Observer:
         if len(text) > OBS_BYTES or self.bytes + len(text) > CELL_BYTES:
             out = {"t": out.get("t", "object"), "digest": hashlib.sha256(text.encode()).hexdigest()}
             text = "x" * 80
-        self.bytes += len(text) + sum(len(k) + 3 for k in launches or ())
+        self.bytes += len(text) + sum(len(k) + 3 for k in (launches or []) + (math_ops or []))
         self.records.append({"fn": name, "out": out, **({"autograd": True} if by_autograd else {}),
                              **({"tol": tol} if tol else {}),
                              **({"launches": launches} if launches is not None else {}),
-                             **({"integer_only": integer_only} if integer_only is not None else {})})
+                             **({"integer_only": integer_only} if integer_only is not None else {}),
+                             **({"math_ops": math_ops} if math_ops is not None else {})})
 
     def watch_launches(self):
         """Record which Triton kernels each observed call launches, by the kernel's name, in order (lab 7's
@@ -449,22 +521,32 @@ class Observer:
         observer = self
         timing = [0]  # inside an autotuner's timing runs, whose number depends on the clock: not recorded
 
-        def hooked(original):
+        def hooked(original, interpreted):
             def run(kernel, *args, **kwargs):
-                launched = observer.launches
+                launched, counted = observer.launches, []
                 if launched is not None and not kwargs.get("warmup") and not timing[0]:
                     if len(launched) < LAUNCHES_PER_CALL:
                         name = getattr(getattr(kernel, "fn", None), "__name__", None)
                         name = name[:40] if isinstance(name, str) else "?"
                         rule = observer.launch_rules.get(observer.launch_fn)
                         launched.append(name if rule is None else f"{name} {_launch_shape(kernel, args, kwargs, rule)}")
+                        counted = [c for c in rule or () if c in TRAFFIC] if interpreted else []
                     elif launched[-1] != "...":
                         launched.append("...")
-                return original(kernel, *args, **kwargs)
+                if not counted:
+                    return original(kernel, *args, **kwargs)
+                outer, observer.traffic = observer.traffic, dict.fromkeys(TRAFFIC, 0)
+                entry = len(launched) - 1
+                try:
+                    return original(kernel, *args, **kwargs)
+                finally:
+                    counts, observer.traffic = observer.traffic, outer
+                    launched[entry] += "".join(f" {c}={counts[c]}" for c in counted)
             return run
 
         for cls in classes:
-            cls.run = hooked(cls.run)
+            cls.run = hooked(cls.run, cls.__name__ == "InterpretedFunction")
+        self.count_traffic()
         try:
             from triton.runtime.autotuner import Autotuner
         except Exception:  # noqa: BLE001 - a Triton without the autotuner
@@ -479,6 +561,38 @@ class Observer:
                 timing[0] -= 1
 
         Autotuner._bench = timed
+
+    def count_traffic(self):
+        """Count the elements each interpreted launch's loads and stores touch (active lanes, as labkit.fusion
+        does), under the interpreter's own masked load and store, set before any answer cell runs: the
+        counts of a launch whose rule names "loaded" or "stored" (`settings.LAUNCH_RULES`) travel with it, so a
+        kernel that reads its input three times shows as a difference even where a hand-in feeds the test's
+        own recorder other numbers. On a GPU launches are compiled, and neither side has counts."""
+        np = sys.modules.get("numpy")
+        try:
+            from triton.runtime.interpreter import InterpreterBuilder
+        except Exception:  # noqa: BLE001 - a Triton without the interpreter
+            return
+        if np is None:
+            return
+        observer = self
+
+        def lanes(ptrs, mask):
+            return int(np.broadcast_to(np.asarray(mask.data).astype(bool), np.shape(ptrs.data)).sum())
+
+        load, store = InterpreterBuilder.create_masked_load, InterpreterBuilder.create_masked_store
+
+        def masked_load(builder, ptrs, mask, *rest):
+            if observer.traffic is not None:
+                observer.traffic["loaded"] += lanes(ptrs, mask)
+            return load(builder, ptrs, mask, *rest)
+
+        def masked_store(builder, ptrs, value, mask, *rest):
+            if observer.traffic is not None:
+                observer.traffic["stored"] += lanes(ptrs, mask)
+            return store(builder, ptrs, value, mask, *rest)
+
+        InterpreterBuilder.create_masked_load, InterpreterBuilder.create_masked_store = masked_load, masked_store
 
     def observe(self, thunk, outcome=False, **tolerance):
         """`__observe__(lambda: value[, rtol=, atol=, ulps=])`: a hidden test's probe (autograder/probe.py)
@@ -524,11 +638,18 @@ class Observer:
             observer.launches = [] if observer.watching else None
             observer.launch_fn = name
             recorder = observer.dtype_rule[0]() if observer.dtype_rule and name in observer.integer_only else None
+            math = observer.math_recorder() if observer.math_recorder and name in observer.kernel_only else None
             try:
-                if recorder is None:
+                if recorder is None and math is None:
                     result = fn(*args, **kwargs)
-                else:
+                elif math is None:
                     with recorder:
+                        result = fn(*args, **kwargs)
+                elif recorder is None:
+                    with math:
+                        result = fn(*args, **kwargs)
+                else:
+                    with recorder, math:
                         result = fn(*args, **kwargs)
             except BaseException as e:
                 observer.depth -= 1
@@ -543,7 +664,8 @@ class Observer:
             observer.launches = None
             kept = _fields(result, observer.fields[name]) if name in observer.fields else result
             integer_only = None if recorder is None else not observer.dtype_rule[1](recorder.calls)
-            observer.record(name, encode(kept, tensors), by_autograd, launches=launched, integer_only=integer_only)
+            observer.record(name, encode(kept, tensors), by_autograd, launches=launched, integer_only=integer_only,
+                            math_ops=None if math is None else sorted(math.ops))
             return result
 
         observed.__observed__ = True
@@ -601,7 +723,7 @@ def _launch_shape(kernel, args, kwargs, constexprs):
         grid = grid(meta) if callable(grid) else grid
         grid = tuple(int(g) for g in grid)
         grid += (1,) * (3 - len(grid))
-        parts = [f"grid={grid}"] + [f"{c}={meta.get(c)!r}" for c in constexprs]
+        parts = [f"grid={grid}"] + [f"{c}={meta.get(c)!r}" for c in constexprs if c not in TRAFFIC]
         return " ".join(parts)[:120]
     except Exception:  # noqa: BLE001 - a launch that cannot be read is recorded as such, and differs
         return "grid=?"
@@ -1003,6 +1125,7 @@ def zygote(sock_fd, warm):
         except Exception:  # noqa: BLE001 - a module that fails here is imported (or fails) in the hand-in
             failed.append(name)
     seconds = round(time.perf_counter() - t0, 2)
+    _take_mode_counts()
     marker = f"/tmp/.warm-{os.getpid()}"
     open(marker, "w").close()
     why_r, why_w = os.pipe()

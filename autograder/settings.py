@@ -65,14 +65,22 @@ BY_PATTERN = {"loader_draws": ["np_global", "py_global", "np_own", "py_own"]}
 # Lab 7's interface functions whose launches the task fixes beyond the kernel's name: each launch during an observed
 # call records its grid and these constexprs, under Triton's launch path (sandbox_runner.Observer.watch_launches),
 # and the judge compares them with the reference's. Other functions leave the grid and block to the answer.
-LAUNCH_RULES = {"softmax_rows": [], "online_softmax": ["BLOCK"], "matmul": ["BLOCK_M", "BLOCK_N", "BLOCK_K"]}
+# "loaded" and "stored" are not constexprs: they record how many elements an interpreted launch's loads (stores)
+# touched, counted by the runner under the interpreter (Observer.count_traffic): online softmax reads its input
+# exactly twice, whatever its BLOCK.
+LAUNCH_RULES = {"softmax_rows": [], "online_softmax": ["BLOCK", "loaded"], "matmul": ["BLOCK_M", "BLOCK_N", "BLOCK_K"]}
 # Lab 5's functions that must compute with integer ops only: each call records, under a dispatch mode the runner
 # enters around it (labkit.amp's recorder and rule, taken before any answer cell runs), whether every ATen op it
 # ran kept to that rule; the judge compares it with the reference's.
 INTEGER_ONLY = ["decompose", "to_bfloat16_rne"]
+# Lab 7's functions whose arithmetic belongs in their Triton kernels: each call records the ATen ops it ran that
+# compute or convert dtypes (labkit.fusion.MATH_OPS), under a dispatch mode of the runner's own, entered around
+# it; the judge compares them with the reference's (none).
+KERNEL_ONLY = ["fused_add_mul", "softmax_rows", "matmul", "online_softmax", "attention", "silu_mul"]
 # What a run records besides values, as the job tells the runner (sandbox_runner.Observer.configure): the grader's
 # job (run.run_handin) and the quality run's driver (coursetools.mutants) both send this one dict.
-RECORDING = {"fields": OUT_OF_PROCESS_TRIALS, "launch_rules": LAUNCH_RULES, "integer_only": INTEGER_ONLY}
+RECORDING = {"fields": OUT_OF_PROCESS_TRIALS, "launch_rules": LAUNCH_RULES, "integer_only": INTEGER_ONLY,
+             "kernel_only": KERNEL_ONLY}
 # Memory one sandboxed run may use (its cgroup counts its processes, its tmpfs files and the page cache it
 # faults in): a kernel holding torch, and lab 14's g++ with torch's headers (a CI run once hit 4 GiB there).
 SANDBOX_MEMORY_BYTES = 6 << 30

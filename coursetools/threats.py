@@ -8,7 +8,7 @@ instructor's notebooks and the settings and writes, between two markers in THREA
 - the in-process rules that are still the learner process's own (a test cell that calls one of labkit's
   in-process checks for a function no declared constraint covers);
 - what the runner records of those same rules by itself, outside the test's reach, for the judge to compare
-  with the reference's (settings.LAUNCH_RULES, INTEGER_ONLY, BY_PATTERN, OUT_OF_PROCESS_TRIALS; every lab's
+  with the reference's (settings.LAUNCH_RULES, INTEGER_ONLY, KERNEL_ONLY, BY_PATTERN, OUT_OF_PROCESS_TRIALS; every lab's
   Triton kernel names, operator handles with the overloads that decompose, GraphModules with whether their
   code is their graph's);
 - the test cells that give the judge nothing to compare (`settings.UNJUDGED_KNOWN`, with the reason).
@@ -86,9 +86,12 @@ def runner_records(lab: str) -> list[str]:
     rows = []
     if any("labkit.fusion" in c.source for c in source.cells if c.cell_type == "code"):
         rows.append("the Triton kernels each call launched, by name and number")
-    rows += [f"`{fn}`: each launch's grid" + (f" and {', '.join(consts)}" if consts else "")
-             for fn, consts in settings.LAUNCH_RULES.items() if fn in names]
+    traffic = {"loaded": "the elements its loads read", "stored": "the elements its stores wrote"}
+    rows += [f"`{fn}`: each launch's grid" + "".join(f", {c}" if c not in traffic else "" for c in rule)
+             + "".join(f", {traffic[c]} (interpreted)" for c in rule if c in traffic)
+             for fn, rule in settings.LAUNCH_RULES.items() if fn in names]
     rows += [f"`{fn}`: whether every aten op it ran was integer-only" for fn in settings.INTEGER_ONLY if fn in names]
+    rows += [f"`{fn}`: the aten ops that compute it ran" for fn in settings.KERNEL_ONLY if fn in names]
     rows += [f"`{fn}`: {', '.join(fields)} by their pattern" for fn, fields in settings.BY_PATTERN.items()
              if fn in names]
     rows += [f"`{fn}`: what its processes did ({len(fields)} fields)" for fn, fields in
@@ -100,7 +103,7 @@ def render() -> str:
     lines = [BEGIN, "", "Every lab: an operator handle is recorded with its overloads that decompose "
              "(CompositeImplicitAutograd), a GraphModule with its nodes and whether its code is its graph's, a "
              "record (a labkit dataclass, a SimpleNamespace, a Triton Config) with its fields, a class with its "
-             "qualified name.", "",
+             "qualified name, a member of a library's enum (the profiler's DeviceType) with its class and name.", "",
              "| lab | \"how\" read from the source by the trusted side | still decided in the learner's "
              "process (an in-process check can be switched off; the values are still judged) | recorded by the "
              "runner itself and judged | test cells with nothing judged |", "|---|---|---|---|---|"]

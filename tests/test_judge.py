@@ -360,6 +360,24 @@ def test_records_and_classes_are_compared_by_their_fields_not_by_kind():
     assert not verdict([config], [triton.Config({"BLOCK_M": 32}, num_warps=8, num_stages=2)]).passed
 
 
+def test_a_librarys_enum_member_is_compared_by_its_name():
+    """The profiler's event kinds (lab 8) are a pybind11 enum, `torch.autograd.DeviceType`: a member is compared by
+    its class and name, so CUDA for CPU fails and `object()` fails; Python enums of a library likewise. An enum
+    the notebook defines is an object, like its other classes."""
+    import enum
+    import http
+
+    cpu, cuda = torch.autograd.DeviceType.CPU, torch.autograd.DeviceType.CUDA
+    assert obs(cpu) == {"t": "token", "v": "torch._C._autograd.DeviceType.CPU"}
+    assert verdict([cpu], [torch.autograd.DeviceType.CPU]).passed
+    assert not verdict([cpu], [cuda]).passed
+    assert not verdict([cpu], [object()]).passed
+    assert not verdict([cpu], ["torch._C._autograd.DeviceType.CPU"]).passed, "a string is not the member"
+    assert not verdict([http.HTTPStatus.OK], [http.HTTPStatus.CREATED]).passed
+    Mine = enum.Enum("Mine", ["A"], module="__main__")
+    assert obs(Mine.A)["t"] == "object"
+
+
 def test_what_the_reference_runs_agree_on_is_compared_exactly_inside_an_unstable_value():
     """A row of timings {"n": 1024, "nbytes": 4096, "copy_s": ...}: the two reference runs differ in the times,
     so the times are compared in kind only, but n and nbytes still have to be right (lab 4's timing task)."""
