@@ -40,6 +40,60 @@ def demo_run(tmp_path_factory, lab01_diagnosis):
     return out, proc.stdout
 
 
+RECORD_VARIANT = """
+import sys
+from autograder import record
+if sys.argv[1] == "nbgrader-as-is":
+    record.share_engines = lambda: None  # nbgrader's own Gradebook: a new engine each time it opens one
+sys.exit(record.main(sys.argv[2:]))
+"""
+
+
+def _gradebook_rows(db: Path) -> dict[str, list]:
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        tables = [t for (t,) in con.execute("select name from sqlite_master where type='table'")]
+        return {t: sorted(map(repr, con.execute(f"select * from {t}").fetchall())) for t in tables}
+
+
+@needs_bwrap
+def test_the_record_stage_writes_the_gradebook_nbgrader_itself_writes(demo_run, tmp_path):
+    """`record.share_engines` gives nbgrader one SQLAlchemy engine per gradebook instead of one per `Gradebook` it
+    opens (a third of scoring a hand-in). The counterpart is nbgrader's own autograde: scoring the demo class's
+    stored runs both ways, from the same gradebook, must leave every table of it identical, row for row
+    (grades, comments, late penalties, the extension grading.toml gives max)."""
+    out, _ = demo_run
+    course = out / "course"
+    db = course / "gradebook.db"
+    kept = tmp_path / "before.db"
+    shutil.copy(db, kept)
+    ids = sorted(p.stem for p in (course / "runs" / LAB).glob("*.json"))
+    import sqlite3
+
+    with sqlite3.connect(kept) as con:  # the lab's due date as the grader gave it, so lateness is scored too
+        (due,) = con.execute("select duedate from assignment where name = ?", (LAB,)).fetchone()
+        # both start from a gradebook whose scores and extensions are still to be written
+        con.execute("update submitted_assignment set extension = NULL")
+        con.execute("update grade set auto_score = NULL")
+    env = {**os.environ, "PYTHONPATH": str(settings.ROOT), "COURSE_GRADING_TOML": str(out / "grading.toml")}
+    rows = {}
+    try:
+        for variant in ("nbgrader-as-is", "shared-engine"):
+            shutil.copy(kept, db)
+            proc = subprocess.run([sys.executable, "-c", RECORD_VARIANT, variant, str(course), LAB, due or "", *ids],
+                                  cwd=course, capture_output=True, text=True, env=env)
+            assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+            assert all(json.loads(line)["ok"] for line in proc.stdout.splitlines()), proc.stdout[-3000:]
+            rows[variant] = _gradebook_rows(db)
+    finally:
+        shutil.copy(kept, db)
+    assert len(ids) >= 5 and rows["nbgrader-as-is"]["grade"], "the demo class scored nothing"
+    assert any(row != repr(None) for row in rows["nbgrader-as-is"]["assignment"]), "no due date was kept"
+    differ = [t for t in rows["nbgrader-as-is"] if rows["nbgrader-as-is"][t] != rows["shared-engine"].get(t)]
+    assert not differ, f"the gradebook differs from nbgrader's own in the tables {differ}"
+
+
 def test_embedded_demo_class_is_in_sync_with_the_lab():
     stale = demo.embedded_out_of_sync()
     assert not stale, (f"the committed demo class differs from a fresh generation: {stale[:5]}; run "
@@ -324,9 +378,6 @@ def test_malformed_and_hostile_input_gets_a_status_and_stops_nothing(tmp_path):
     assert not (settings.ROOT.parent / f"evil_{LAB}.ipynb").exists()
 
 
-# ---- kill and resume ----
-
-@needs_bwrap
 def test_the_grader_reports_its_own_peak_memory_not_its_starters():
     """Linux carries ru_maxrss across exec: a grader started by a large process (a pytest worker that has imported
     torch, 855 MB in one run) reported the starter's size as its own. grade.peak_memory reads the program's own
@@ -340,6 +391,9 @@ def test_the_grader_reports_its_own_peak_memory_not_its_starters():
     assert int(proc.stdout) < 400 << 20, f"the child reported {int(proc.stdout) / 2**20:.0f} MB: its starter's size"
 
 
+# ---- kill and resume ----
+
+@needs_bwrap
 def test_a_killed_run_resumes_without_regrading_what_is_done(tmp_path):
     src = tmp_path / "class"
     for sid in ("ada", "bea", "cal", "dee"):
