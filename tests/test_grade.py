@@ -66,12 +66,13 @@ def test_the_record_stage_writes_the_gradebook_nbgrader_itself_writes(demo_run, 
     out, _ = demo_run
     course = out / "course"
     db = course / "gradebook.db"
-    kept = tmp_path / "before.db"
-    shutil.copy(db, kept)
+    kept, start = tmp_path / "as-graded.db", tmp_path / "start.db"
+    shutil.copy(db, kept)  # put back afterwards: the module's later tests read the demo class's gradebook
+    shutil.copy(db, start)
     ids = sorted(p.stem for p in (course / "runs" / LAB).glob("*.json"))
     import sqlite3
 
-    with sqlite3.connect(kept) as con:  # the lab's due date as the grader gave it, so lateness is scored too
+    with sqlite3.connect(start) as con:  # the lab's due date as the grader gave it, so lateness is scored too
         (due,) = con.execute("select duedate from assignment where name = ?", (LAB,)).fetchone()
         # both start from a gradebook whose scores and extensions are still to be written
         con.execute("update submitted_assignment set extension = NULL")
@@ -80,7 +81,7 @@ def test_the_record_stage_writes_the_gradebook_nbgrader_itself_writes(demo_run, 
     rows = {}
     try:
         for variant in ("nbgrader-as-is", "shared-engine"):
-            shutil.copy(kept, db)
+            shutil.copy(start, db)
             proc = subprocess.run([sys.executable, "-c", RECORD_VARIANT, variant, str(course), LAB, due or "", *ids],
                                   cwd=course, capture_output=True, text=True, env=env)
             assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
